@@ -1,0 +1,1 @@
+"""The thin HTTP API over memory_core."""

@@ -1,0 +1,1 @@
+"""memctl: the operator's command line for Reverie."""

@@ -1,0 +1,299 @@
+"""memctl commands: each parses its options, calls memory_core once, prints.
+
+Errors are one line on stderr and a non-zero exit code (see EXIT_CODES);
+never a traceback.  ``--json`` makes every command print one JSON document.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+
+import memory_core as mc
+from memctl import output as out
+from memory_core import maintenance
+
+log = logging.getLogger("memctl")
+
+EXIT_CODES: dict[type[mc.ReverieError], int] = {
+    mc.InvalidArgument: 2,
+    mc.ConfigError: 2,
+    mc.BrainNotFound: 3,
+    mc.BrainError: 3,
+    mc.NotFound: 4,
+    mc.Conflict: 5,
+    mc.NotEnabled: 6,
+}
+
+app = typer.Typer(
+    name="memctl",
+    help="Operate a Reverie brain: add, search, inspect and check memory.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+@dataclass
+class State:
+    settings: mc.Settings
+    brain_url: str
+    json: bool
+
+    def brain(self, *, create: bool = False) -> mc.Brain:
+        return mc.open_brain(self.settings, url=self.brain_url, create=create)
+
+
+def _state(ctx: typer.Context) -> State:
+    state = ctx.obj
+    assert isinstance(state, State)
+    return state
+
+
+def _tags(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [t.strip() for t in value.split(",") if t.strip()]
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    brain: Annotated[
+        str | None, typer.Option("--brain", help="Brain URL (default: REVERIE_BRAIN_URL).")
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON document instead of text.")
+    ] = False,
+) -> None:
+    """Operate a Reverie brain: add, search, inspect and check memory."""
+    settings = mc.load_settings()
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    ctx.obj = State(settings, brain or settings.brain_url, json_out)
+
+
+@app.command()
+def migrate(ctx: typer.Context) -> None:
+    """Create the brain if needed and bring its schema up to date."""
+    state = _state(ctx)
+    brain = state.brain(create=True)
+    info = {
+        "brain": str(brain.path),
+        "brain_id": brain.brain_id,
+        "revision": maintenance.stats(brain)["schema_revision"],
+    }
+    if state.json:
+        out.emit_json(info)
+    else:
+        out.console.print(f"brain {info['brain']} at schema revision {info['revision']}")
+
+
+@app.command()
+def add(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="The content to remember.")],
+    type_: Annotated[
+        str,
+        typer.Option("--type", help="episodic, semantic, procedural, prospective or relational."),
+    ] = "episodic",
+    scope: Annotated[str, typer.Option(help="thread, user, persona or organization.")] = "user",
+    scope_id: Annotated[str | None, typer.Option("--scope-id", help="Id within the scope.")] = None,
+    tags: Annotated[str | None, typer.Option(help="Comma-separated tags.")] = None,
+) -> None:
+    """Store a memory trace."""
+    state = _state(ctx)
+    brain = state.brain(create=True)
+    trace_id = mc.add_trace(
+        brain, text, type=type_, scope=scope, scope_id=scope_id, tags=_tags(tags) or []
+    )
+    if state.json:
+        out.emit_json({"traceId": trace_id})
+    else:
+        out.console.print(trace_id)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="FTS5 syntax or plain words.")],
+    type_: Annotated[str | None, typer.Option("--type", help="Only this type.")] = None,
+    scope: Annotated[str | None, typer.Option(help="Only this scope.")] = None,
+    scope_id: Annotated[str | None, typer.Option("--scope-id", help="Only this scope id.")] = None,
+    tags: Annotated[str | None, typer.Option(help="Only traces with all these tags.")] = None,
+    limit: Annotated[int, typer.Option(help="How many results, 1 to 100.")] = 10,
+) -> None:
+    """Search memory, best match first."""
+    state = _state(ctx)
+    response = mc.search(
+        state.brain(),
+        query,
+        type=type_,
+        scope=scope,
+        scope_id=scope_id,
+        tags=_tags(tags),
+        limit=limit,
+    )
+    if state.json:
+        out.emit_json(response.to_dict())
+        return
+    if not response.results:
+        out.console.print("no matches")
+        return
+    out.table(
+        f"{len(response.results)} result(s) ({response.mode} query: {response.fts_query})",
+        ["#", "id", "score", "type", "scope", "content"],
+        [
+            [
+                i,
+                h.trace.id,
+                f"{h.score:.3f}",
+                h.trace.type,
+                h.trace.scope,
+                out.shorten(h.trace.content),
+            ]
+            for i, h in enumerate(response.results, 1)
+        ],
+    )
+
+
+@app.command()
+def show(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Show one trace in full (deleted ones too, marked as such)."""
+    state = _state(ctx)
+    trace = mc.get_trace(state.brain(), trace_id, include_deleted=True)
+    doc = trace.to_dict()
+    if state.json:
+        out.emit_json(doc)
+        return
+    for key, value in doc.items():
+        shown = out.when(value) if key.endswith("_at") or key == "last_accessed" else value
+        out.console.print(f"[bold]{key}[/bold]: {shown}")
+
+
+@app.command()
+def update(
+    ctx: typer.Context,
+    trace_id: Annotated[str, typer.Argument(metavar="ID")],
+    content: Annotated[str | None, typer.Option(help="New content.")] = None,
+    tags: Annotated[str | None, typer.Option(help="New comma-separated tags.")] = None,
+) -> None:
+    """Replace a trace's content and/or tags."""
+    state = _state(ctx)
+    if content is None and tags is None:
+        raise mc.InvalidArgument("nothing to update: give --content and/or --tags")
+    trace = mc.update_trace(state.brain(), trace_id, content=content, tags=_tags(tags))
+    if trace is None:
+        raise mc.NotFound(f"no active trace {trace_id}")
+    if state.json:
+        out.emit_json({"updated": True, "trace": trace.to_dict()})
+    else:
+        out.console.print(f"updated {trace_id}")
+
+
+@app.command()
+def delete(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Soft-delete a trace (kept for audit, never shown by search)."""
+    state = _state(ctx)
+    if not mc.delete_trace(state.brain(), trace_id):
+        raise mc.NotFound(f"no active trace {trace_id}")
+    if state.json:
+        out.emit_json({"deleted": True, "traceId": trace_id})
+    else:
+        out.console.print(f"deleted {trace_id}")
+
+
+@app.command()
+def merge(
+    ctx: typer.Context,
+    trace_ids: Annotated[list[str], typer.Argument(metavar="ID ID...")],
+    content: Annotated[str | None, typer.Option(help="Content of the merged trace.")] = None,
+) -> None:
+    """Merge traces into the most-retrieved one; the others are soft-deleted."""
+    state = _state(ctx)
+    result = mc.merge_traces(state.brain(), trace_ids, merged_content=content)
+    if state.json:
+        out.emit_json({"survivorId": result.survivor_id, "deletedIds": result.deleted_ids})
+    else:
+        out.console.print(
+            f"merged into {result.survivor_id}; deleted {', '.join(result.deleted_ids)}"
+        )
+
+
+@app.command()
+def stats(ctx: typer.Context) -> None:
+    """Counts by type, scope and deletion; file sizes."""
+    state = _state(ctx)
+    doc = maintenance.stats(state.brain())
+    if state.json:
+        out.emit_json(doc)
+        return
+    t = doc["traces"]
+    out.console.print(f"brain {doc['brain']} ({doc['brain_id']}), schema {doc['schema_revision']}")
+    out.console.print(f"traces: {t['active']} active, {t['deleted']} deleted")
+    out.table("by type", ["type", "traces"], [[k, v] for k, v in t["by_type"].items()])
+    out.table("by scope", ["scope", "traces"], [[k, v] for k, v in t["by_scope"].items()])
+    out.console.print(
+        f"embedded: {doc['embeddings']['active_traces_embedded']}; inbox: {doc['inbox'] or 'empty'}"
+    )
+    out.console.print("files: " + ", ".join(f"{k} {v:,} B" for k, v in doc["files"].items()))
+
+
+@app.command()
+def doctor(ctx: typer.Context) -> None:
+    """Check integrity, index consistency and orphan rows; exit 1 on any problem."""
+    state = _state(ctx)
+    problems = maintenance.doctor(state.brain())
+    if state.json:
+        out.emit_json({"ok": not problems, "problems": [p.to_dict() for p in problems]})
+    elif problems:
+        for p in problems:
+            out.console.print(f"[red]problem[/red] {p.check}: {p.detail}")
+    else:
+        out.console.print("brain is healthy")
+    if problems:
+        raise typer.Exit(1)
+
+
+@app.command()
+def reindex(ctx: typer.Context) -> None:
+    """Rebuild the full-text index from the traces."""
+    state = _state(ctx)
+    maintenance.rebuild_fts(state.brain())
+    if state.json:
+        out.emit_json({"reindexed": True})
+    else:
+        out.console.print("full-text index rebuilt")
+
+
+@app.command()
+def demo(ctx: typer.Context) -> None:
+    """An offline tour on a temporary brain: adds, searches, merges."""
+    from memctl.demo import run_demo
+
+    state = _state(ctx)
+    run_demo(state.settings, as_json=state.json)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console entry point: maps every error to one line and an exit code."""
+    try:
+        return app(args=argv, standalone_mode=True)
+    except mc.ReverieError as e:
+        out.error_line(str(e))
+        sys.exit(next((c for k, c in EXIT_CODES.items() if isinstance(e, k)), 1))
+    except KeyboardInterrupt:
+        out.error_line("interrupted")
+        sys.exit(130)
+    except Exception as e:  # process boundary: one line, traceback to the debug log
+        log.debug("unexpected error", exc_info=True)
+        out.error_line(f"unexpected {type(e).__name__}: {e} (REVERIE_LOG_LEVEL=DEBUG shows more)")
+        sys.exit(1)

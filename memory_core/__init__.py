@@ -1,0 +1,62 @@
+"""memory_core: the library that owns the brain.
+
+It imports no queue, no scheduler and no web framework; the workers, the
+scheduler, the API and memctl are thin adapters over what is exported here.
+"""
+
+from memory_core.db import Brain, close_all, open_brain
+from memory_core.errors import (
+    BrainError,
+    BrainNotFound,
+    ConfigError,
+    Conflict,
+    InvalidArgument,
+    NotEnabled,
+    NotFound,
+    ReverieError,
+)
+from memory_core.search import SearchHit, SearchResponse, search
+from memory_core.settings import Settings, load_settings
+from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
+from memory_core.traces import (
+    MergeResult,
+    NewTrace,
+    Trace,
+    add_trace,
+    add_traces,
+    delete_trace,
+    get_trace,
+    merge_traces,
+    update_trace,
+)
+
+__all__ = [
+    "TOOL_SCHEMAS",
+    "Brain",
+    "BrainError",
+    "BrainNotFound",
+    "ConfigError",
+    "Conflict",
+    "InvalidArgument",
+    "MergeResult",
+    "NewTrace",
+    "NotEnabled",
+    "NotFound",
+    "ReverieError",
+    "SearchHit",
+    "SearchResponse",
+    "Settings",
+    "ToolContext",
+    "Trace",
+    "add_trace",
+    "add_traces",
+    "call_tool",
+    "close_all",
+    "delete_trace",
+    "get_trace",
+    "load_settings",
+    "merge_traces",
+    "open_brain",
+    "search",
+    "update_trace",
+]

@@ -1,0 +1,245 @@
+"""The brain's engine, connections, transactions and migrations.
+
+One module owns the engine: one engine per brain URL per process, with SQLite
+pragmas (WAL, busy timeout, foreign keys, synchronous) set in a connect
+listener.  Every write goes through :meth:`Brain.transaction`, which begins
+``IMMEDIATE``: SQLite's deferred transactions take the write lock only at the
+first write, and a reader that then wants to write fails with "database is
+locked" whatever the busy timeout, because the lock it waits for cannot be
+granted while it holds its own snapshot.  Taking the lock up front makes a
+writer wait its turn instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
+from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
+
+from memory_core.errors import BrainError, BrainNotFound, ConfigError
+from memory_core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_BEGIN_OPTION = "reverie_begin"
+
+
+@dataclass
+class Brain:
+    """An open brain: its engine and identity.  Cheap to pass around."""
+
+    url: str
+    engine: Engine
+    path: Path
+    brain_id: str
+    settings: Settings
+    _local: threading.local = field(default_factory=threading.local, repr=False)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """A write transaction (BEGIN IMMEDIATE); nested calls become savepoints.
+
+        Commits when the block ends, rolls back on any exception.
+        """
+        outer: Connection | None = getattr(self._local, "conn", None)
+        if outer is not None:
+            with outer.begin_nested():
+                yield outer
+            return
+        with _wrap_db_errors(self.path), self.engine.connect() as conn:
+            conn.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
+            self._local.conn = conn
+            try:
+                with conn.begin():
+                    yield conn
+            finally:
+                self._local.conn = None
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A read-only snapshot; inside a transaction, that transaction's view."""
+        outer: Connection | None = getattr(self._local, "conn", None)
+        if outer is not None:
+            yield outer
+            return
+        with _wrap_db_errors(self.path), self.engine.connect() as conn:
+            yield conn
+
+    def file_sizes(self) -> dict[str, int]:
+        """Bytes on disk of the brain file and its WAL and shared-memory files."""
+        sizes = {}
+        for suffix, name in (("", "brain"), ("-wal", "wal"), ("-shm", "shm")):
+            p = Path(str(self.path) + suffix)
+            sizes[name] = p.stat().st_size if p.exists() else 0
+        return sizes
+
+
+@contextmanager
+def _wrap_db_errors(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except OperationalError as e:
+        raise BrainError(f"brain {path}: {e.orig}") from e
+    except DatabaseError as e:
+        raise BrainError(f"brain {path} is not usable: {e.orig}") from e
+
+
+_engines: dict[str, Engine] = {}
+_brains: dict[str, Brain] = {}
+_lock = threading.Lock()
+
+
+def _sqlite_path(url: str) -> Path:
+    try:
+        parsed = make_url(url)
+    except ArgumentError as e:
+        raise ConfigError(f"bad brain URL {url!r}: {e}") from e
+    if parsed.get_backend_name() != "sqlite":
+        raise ConfigError(f"bad brain URL {url!r}: only sqlite:/// brains are supported")
+    if not parsed.database or parsed.database == ":memory:":
+        raise ConfigError(f"bad brain URL {url!r}: give a file path, e.g. sqlite:///brain.sqlite")
+    return Path(parsed.database)
+
+
+def _make_engine(url: str, settings: Settings) -> Engine:
+    engine = create_engine(url, pool_size=8, max_overflow=32, pool_timeout=60)
+    busy_ms = settings.sqlite_busy_timeout_ms
+    synchronous = settings.sqlite_synchronous
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy's begin listener below decide how each transaction
+        # starts; the driver's own implicit BEGIN would always be DEFERRED.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+        cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute(f"PRAGMA synchronous = {synchronous}")
+        cur.execute("PRAGMA foreign_keys = ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        mode = conn.get_execution_options().get(_BEGIN_OPTION, "DEFERRED")
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+    return engine
+
+
+def open_brain(settings: Settings, *, url: str | None = None, create: bool = True) -> Brain:
+    """Open (and, with ``create``, create and migrate) the brain at ``url``.
+
+    ``url`` defaults to ``settings.brain_url``.  Without ``create`` a missing
+    file raises :class:`BrainNotFound`, so read commands never make empty brains.
+    """
+    url = url or settings.brain_url
+    path = _sqlite_path(url)
+    with _lock:
+        brain = _brains.get(url)
+        if brain is not None and path.exists():
+            return brain
+        if not path.exists():
+            if not create:
+                raise BrainNotFound(f"no brain at {path}")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise BrainError(f"cannot create {path.parent}: {e}") from e
+        elif path.is_dir():
+            raise BrainError(f"brain path {path} is a directory")
+        engine = _engines.get(url)
+        if engine is None:
+            engine = _engines[url] = _make_engine(url, settings)
+        brain_id = migrate(engine, path)
+        brain = _brains[url] = Brain(url, engine, path, brain_id, settings)
+        return brain
+
+
+def close_all() -> None:
+    """Dispose every engine this process opened (tests, shutdown)."""
+    with _lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
+        _brains.clear()
+
+
+@cache
+def _alembic_config() -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", "memory_core:migrations")
+    return cfg
+
+
+@cache
+def head_revision() -> str:
+    """The newest migration this code knows."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
+    assert head is not None
+    return head
+
+
+def current_revision(conn: Connection) -> str | None:
+    """The brain's recorded schema revision, None for a database without one."""
+    has_table = conn.exec_driver_sql(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='alembic_version'"
+    ).first()
+    if not has_table:
+        return None
+    return conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+
+
+def migrate(engine: Engine, path: Path) -> str:
+    """Bring the brain to the newest schema; returns its brain id.
+
+    Runs in one IMMEDIATE transaction, so two processes opening a new brain
+    at the same time migrate it exactly once.  A SQLite file that holds
+    other tables but no Reverie schema is refused, never written.
+    """
+    from alembic import command
+
+    with _wrap_db_errors(path), engine.connect() as conn:
+        conn.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
+        with conn.begin():
+            rev = current_revision(conn)
+            if rev is None:
+                foreign = conn.exec_driver_sql(
+                    "SELECT name FROM sqlite_master WHERE type='table' LIMIT 1"
+                ).first()
+                if foreign:
+                    raise BrainError(f"{path} is a SQLite file but not a Reverie brain")
+            if rev != head_revision():
+                log.info("migrating brain %s from %s to %s", path, rev, head_revision())
+                cfg = _alembic_config()
+                cfg.attributes["connection"] = conn
+                try:
+                    command.upgrade(cfg, "head")
+                finally:
+                    cfg.attributes.pop("connection", None)
+            brain_id = conn.execute(
+                text("SELECT value FROM brain_meta WHERE key = 'brain_id'")
+            ).scalar()
+            if brain_id is None:
+                brain_id = f"br_{uuid.uuid4()}"
+                conn.execute(
+                    text(
+                        "INSERT INTO brain_meta(key, value) "
+                        "VALUES ('brain_id', :v), ('created_at', :t)"
+                    ),
+                    {"v": brain_id, "t": repr(time.time())},
+                )
+    return str(brain_id)

@@ -1,0 +1,56 @@
+"""The one error root of memory_core, and its families.
+
+Every error memory_core raises on purpose is a :class:`ReverieError`.  Adapters
+(the CLI, the HTTP API, the tool entry point) map each class to one exit code,
+status or error result, so the classes say what went wrong, not where.
+"""
+
+from __future__ import annotations
+
+
+class ReverieError(Exception):
+    """Base class of every error memory_core raises on purpose."""
+
+    code = "error"
+
+
+class ConfigError(ReverieError):
+    """Raised when settings, a config file or a brain URL cannot be used."""
+
+    code = "config_error"
+
+
+class BrainNotFound(ReverieError):
+    """Raised when a command that only reads names a brain that does not exist."""
+
+    code = "brain_not_found"
+
+
+class BrainError(ReverieError):
+    """Raised when the brain file cannot be opened, migrated or written."""
+
+    code = "brain_error"
+
+
+class InvalidArgument(ReverieError):
+    """Raised when a call's arguments are malformed; nothing was changed."""
+
+    code = "invalid_argument"
+
+
+class NotFound(ReverieError):
+    """Raised when an id names no active trace (or a deleted one)."""
+
+    code = "not_found"
+
+
+class Conflict(ReverieError):
+    """Raised when a compare-and-set write lost a race with another writer."""
+
+    code = "conflict"
+
+
+class NotEnabled(ReverieError):
+    """Raised when a feature that is not available in this build is asked for."""
+
+    code = "not_enabled"

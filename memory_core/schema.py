@@ -1,0 +1,155 @@
+"""The brain's tables, as SQLAlchemy Core metadata.
+
+Migrations under ``memory_core/migrations`` create these tables; this module is
+the reference the code queries against, and a test checks that the migrated
+database and this metadata agree.  The full-text index is a pair of FTS5
+virtual tables, which metadata cannot describe; their DDL lives here too.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    Table,
+    Text,
+    text,
+)
+
+metadata = MetaData()
+
+TRACE_TYPES = ("episodic", "semantic", "procedural", "prospective", "relational")
+SCOPES = ("thread", "user", "persona", "organization")
+
+brain_meta = Table(
+    "brain_meta",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+memory_traces = Table(
+    "memory_traces",
+    metadata,
+    # An explicit INTEGER PRIMARY KEY keeps rowids stable across VACUUM, which
+    # the external-content FTS index relies on.
+    Column("seq", Integer, primary_key=True),
+    Column("id", Text, nullable=False, unique=True),
+    Column("brain_id", Text, nullable=False),
+    Column("type", Text, nullable=False),
+    Column("scope", Text, nullable=False),
+    Column("scope_id", Text, nullable=True),
+    Column("content", Text, nullable=False),
+    Column("content_hash", Text, nullable=False),
+    Column("tags", Text, nullable=False, server_default=text("'[]'")),
+    Column("importance", Float, nullable=False, server_default=text("0.5")),
+    Column("strength", Float, nullable=False, server_default=text("1.0")),
+    Column("stability", Float, nullable=False, server_default=text("1.0")),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("occurred_at", Float, nullable=False),
+    Column("last_accessed", Float, nullable=True),
+    Column("retrieval_count", Integer, nullable=False, server_default=text("0")),
+    Column("metadata", Text, nullable=False, server_default=text("'{}'")),
+    Column("sources", Text, nullable=False, server_default=text("'[]'")),
+    Column("deleted", Integer, nullable=False, server_default=text("0")),
+    Column("deleted_reason", Text, nullable=True),
+    Column("deleted_at", Float, nullable=True),
+    Column("version", Integer, nullable=False, server_default=text("1")),
+    Index("ix_traces_scope", "scope", "scope_id"),
+    Index("ix_traces_type", "type"),
+    Index("ix_traces_hash", "content_hash", "scope", "scope_id"),
+    Index("ix_traces_occurred", "occurred_at"),
+)
+
+trace_embeddings = Table(
+    "trace_embeddings",
+    metadata,
+    Column(
+        "trace_id",
+        Text,
+        ForeignKey("memory_traces.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("model", Text, primary_key=True),
+    Column("dim", Integer, nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
+inbox_turns = Table(
+    "inbox_turns",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("idempotency_key", Text, nullable=True, unique=True),
+    Column("payload", Text, nullable=False),
+    Column("status", Text, nullable=False, server_default=text("'pending'")),
+    Column("attempts", Integer, nullable=False, server_default=text("0")),
+    Column("last_error", Text, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("processed_at", Float, nullable=True),
+    Index("ix_inbox_status", "status", "created_at"),
+)
+
+coactivation_edges = Table(
+    "coactivation_edges",
+    metadata,
+    Column("a", Text, ForeignKey("memory_traces.id", ondelete="CASCADE"), primary_key=True),
+    Column("b", Text, ForeignKey("memory_traces.id", ondelete="CASCADE"), primary_key=True),
+    Column("weight", Float, nullable=False),
+    Column("count", Integer, nullable=False, server_default=text("1")),
+    Column("updated_at", Float, nullable=False),
+    Index("ix_edges_b", "b"),
+)
+
+consolidation_log = Table(
+    "consolidation_log",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("started_at", Float, nullable=False),
+    Column("finished_at", Float, nullable=True),
+    Column("status", Text, nullable=False),
+    Column("dry_run", Integer, nullable=False, server_default=text("0")),
+    Column("counts", Text, nullable=False, server_default=text("'{}'")),
+    Column("report_path", Text, nullable=True),
+)
+
+proposals = Table(
+    "proposals",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("kind", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("pass_id", Text, nullable=True),
+    Column("subject_key", Text, nullable=False),
+    Column("file_sha256", Text, nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("decided_at", Float, nullable=True),
+    Index("ix_proposals_status", "status"),
+    Index("ix_proposals_subject", "subject_key"),
+)
+
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", Text, primary_key=True),
+    Column("holder", Text, nullable=False),
+    Column("expires_at", Float, nullable=False),
+)
+
+FTS_TABLE = "memory_traces_fts"
+VOCAB_TABLE = "memory_traces_vocab"
+
+FTS_DDL = (
+    f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
+    "content, tags, content='memory_traces', content_rowid='seq', "
+    "tokenize='porter unicode61')"
+)
+VOCAB_DDL = f"CREATE VIRTUAL TABLE {VOCAB_TABLE} USING fts5vocab({FTS_TABLE}, 'row')"

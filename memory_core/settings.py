@@ -1,0 +1,163 @@
+"""Reverie's one settings class.
+
+Precedence, highest first: values passed to :func:`load_settings`, environment
+variables (``REVERIE_*``), the TOML file named by ``REVERIE_CONFIG`` (or passed
+as ``config_file``), then the defaults below.  An unknown key in any source is
+refused with a :class:`~memory_core.errors.ConfigError` that names it, so a typo
+never silently falls back to a default.
+
+Settings are built once at an entrypoint and passed down; nothing else in
+memory_core reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from memory_core.errors import ConfigError
+
+ENV_PREFIX = "REVERIE_"
+CONFIG_ENV = ENV_PREFIX + "CONFIG"
+
+_toml_values: ContextVar[dict[str, Any] | None] = ContextVar("_toml_values", default=None)
+
+
+class _TomlSource(PydanticBaseSettingsSource):
+    """Feeds the already-parsed TOML file in below the environment."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return (_toml_values.get() or {}).get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(_toml_values.get() or {})
+
+
+class Settings(BaseSettings):
+    """Every knob of Reverie; defaults run everything on one machine, no services."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        extra="forbid",
+        case_sensitive=False,
+        validate_default=True,
+    )
+
+    # -- the brain ---------------------------------------------------------
+    brain_url: str = Field(
+        "sqlite:///./reverie-data/brain.sqlite",
+        description="SQLAlchemy URL of the brain (SQLite file).",
+    )
+    data_dir: Path = Field(
+        Path("./reverie-data"),
+        description="Folder for proposals, dream reports and exports.",
+    )
+    sqlite_busy_timeout_ms: int = Field(
+        30_000, ge=0, description="How long a writer waits for the lock."
+    )
+    sqlite_synchronous: Literal["NORMAL", "FULL", "EXTRA"] = Field(
+        "FULL",
+        description="FULL: a committed write survives power loss; NORMAL trades that for speed.",
+    )
+
+    # -- queue ------------------------------------------------------------
+    redis_url: str | None = Field(None, description="Unset: embedded mode (in-process broker).")
+
+    # -- search -----------------------------------------------------------
+    search_max_term_share: float = Field(
+        0.05,
+        gt=0,
+        le=1,
+        description="Natural-language queries drop words found in more than this share of traces.",
+    )
+    search_term_share_min_docs: int = Field(
+        5_000,
+        ge=0,
+        description="The frequent-word rule applies only to brains with at least this many traces.",
+    )
+
+    # -- decay (Ebbinghaus) ------------------------------------------------
+    decay_base_stability_days: float = Field(
+        7.0, gt=0, description="Days for an untouched trace's strength to fall to 1/e."
+    )
+    decay_stability_growth: float = Field(
+        1.0, ge=0, description="How much each doubling of retrievals stretches stability."
+    )
+
+    # -- logging ------------------------------------------------------------
+    log_level: str = Field("WARNING", description="Root log level (DEBUG, INFO, WARNING, ...).")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _TomlSource(settings_cls))
+
+
+@contextmanager
+def _toml_in_scope(values: dict[str, Any]) -> Iterator[None]:
+    token = _toml_values.set(values)
+    try:
+        yield
+    finally:
+        _toml_values.reset(token)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError as e:
+        raise ConfigError(f"config file not found: {path}") from e
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"cannot read config file {path}: {e}") from e
+    unknown = sorted(k for k in data if k.lower() not in Settings.model_fields)
+    if unknown:
+        raise ConfigError(f"unknown setting {unknown[0]!r} in {path}")
+    return {k.lower(): v for k, v in data.items()}
+
+
+def _check_environ(environ: Mapping[str, str]) -> None:
+    for key in sorted(environ):
+        upper = key.upper()
+        if not upper.startswith(ENV_PREFIX) or upper == CONFIG_ENV:
+            continue
+        if upper[len(ENV_PREFIX) :].lower() not in Settings.model_fields:
+            raise ConfigError(f"unknown setting {key} in the environment")
+
+
+def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
+    """Build the settings from overrides, the environment and the TOML file.
+
+    The TOML file is ``config_file`` or, when not given, ``REVERIE_CONFIG``.
+    """
+    _check_environ(os.environ)
+    path = config_file or os.environ.get(CONFIG_ENV)
+    toml = _read_toml(Path(path)) if path else {}
+    unknown = sorted(k for k in overrides if k not in Settings.model_fields)
+    if unknown:
+        raise ConfigError(f"unknown setting {unknown[0]!r}")
+    try:
+        with _toml_in_scope(toml):
+            return Settings(**overrides)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "settings"
+        raise ConfigError(f"invalid setting {where}: {err['msg']}") from e

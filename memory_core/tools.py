@@ -1,0 +1,248 @@
+"""The six agent-facing memory tools, as JSON-schema'd functions.
+
+:data:`TOOL_SCHEMAS` holds one definition per tool (name, description, JSON
+Schema of the arguments) usable as an OpenAI ``function`` or an Anthropic
+``tool``.  :func:`call_tool` is the single entry point: it validates the
+arguments against the schema itself -- callers that skip validation still
+cannot store a bad trace -- runs the tool and answers a JSON-ready result.
+A refused call answers ``{"error": {"code", "message"}}`` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from memory_core import traces
+from memory_core.db import Brain
+from memory_core.errors import InvalidArgument, NotEnabled, ReverieError
+from memory_core.schema import SCOPES, TRACE_TYPES
+from memory_core.search import search as search_traces
+
+log = logging.getLogger(__name__)
+
+_TAGS = {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": True}
+_TRACE_ID = {"type": "string", "minLength": 1, "description": "ID of the trace (mt_...)."}
+
+TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
+    "memory_add": {
+        "description": "Store a new memory trace. Returns its id; searchable at once.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "content": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The text to remember.",
+                },
+                "type": {"type": "string", "enum": list(TRACE_TYPES), "default": "episodic"},
+                "scope": {"type": "string", "enum": list(SCOPES), "default": "user"},
+                "tags": {**_TAGS, "description": "Free-form tags for filtering."},
+            },
+            "required": ["content"],
+            "additionalProperties": False,
+        },
+    },
+    "memory_update": {
+        "description": "Replace the content and/or tags of an existing memory trace.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "traceId": _TRACE_ID,
+                "content": {"type": "string", "minLength": 1, "description": "New content."},
+                "tags": {**_TAGS, "description": "New tags (replace the old ones)."},
+            },
+            "required": ["traceId"],
+            "additionalProperties": False,
+        },
+    },
+    "memory_delete": {
+        "description": "Soft-delete a memory trace: it stays for audit, search never shows it.",
+        "parameters": {
+            "type": "object",
+            "properties": {"traceId": _TRACE_ID},
+            "required": ["traceId"],
+            "additionalProperties": False,
+        },
+    },
+    "memory_merge": {
+        "description": (
+            "Merge two or more traces into the most-retrieved one; contents are joined "
+            "with ' | ' unless mergedContent is given, tags unioned, the rest soft-deleted."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "traceIds": {
+                    "type": "array",
+                    "items": {"type": "string", "minLength": 1},
+                    "minItems": 2,
+                    "uniqueItems": True,
+                },
+                "mergedContent": {"type": "string", "minLength": 1},
+            },
+            "required": ["traceIds"],
+            "additionalProperties": False,
+        },
+    },
+    "memory_search": {
+        "description": (
+            "Search memory, best match first. The query takes FTS5 syntax (AND, OR, NOT, "
+            '"phrase", prefix*) or plain words.'
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1},
+                "type": {"type": "string", "enum": list(TRACE_TYPES)},
+                "scope": {"type": "string", "enum": list(SCOPES)},
+                "tags": {**_TAGS, "description": "Only traces carrying every one of these tags."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    },
+    "memory_reflect": {
+        "description": (
+            "Run a consolidation (dream) pass: prune, merge, strengthen, derive, compact, re-index."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {"topic": {"type": "string", "description": "Reserved; ignored."}},
+            "additionalProperties": False,
+        },
+    },
+}
+
+_VALIDATORS = {name: Draft202012Validator(s["parameters"]) for name, s in TOOL_SCHEMAS.items()}
+
+
+def openai_tools() -> list[dict[str, Any]]:
+    """The six definitions in OpenAI's ``tools=[{"type": "function", ...}]`` shape."""
+    return [{"type": "function", "function": {"name": n, **s}} for n, s in TOOL_SCHEMAS.items()]
+
+
+def anthropic_tools() -> list[dict[str, Any]]:
+    """The six definitions in Anthropic's ``tools=[{"name", "input_schema"}]`` shape."""
+    return [
+        {"name": n, "description": s["description"], "input_schema": s["parameters"]}
+        for n, s in TOOL_SCHEMAS.items()
+    ]
+
+
+@dataclass
+class ToolContext:
+    """Who is calling: the brain, and the scope ids of this call (user id etc.).
+
+    ``reflect`` runs or enqueues a dream pass; None while passes are not
+    available.
+    """
+
+    brain: Brain
+    scope_ids: Mapping[str, str] = field(default_factory=dict)
+    reflect: Callable[[], dict[str, Any]] | None = None
+
+
+def validate_arguments(name: str, arguments: Any) -> dict[str, Any]:
+    """Check ``arguments`` against the tool's schema; InvalidArgument on the first error."""
+    validator = _VALIDATORS.get(name)
+    if validator is None:
+        raise InvalidArgument(f"unknown tool {name!r}; tools: {', '.join(TOOL_SCHEMAS)}")
+    if not isinstance(arguments, dict):
+        raise InvalidArgument("arguments must be a JSON object")
+    error = next(iter(sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))), None)
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path)
+        raise InvalidArgument(f"{where}: {error.message}" if where else error.message)
+    return arguments
+
+
+def call_tool(name: str, arguments: Any, context: ToolContext) -> dict[str, Any]:
+    """Run one tool call and answer its JSON result (or an error result)."""
+    try:
+        args = validate_arguments(name, arguments)
+        return _HANDLERS[name](args, context)
+    except ReverieError as e:
+        log.debug("tool %s refused: %s", name, e)
+        return {"error": {"code": e.code, "message": str(e)}}
+
+
+def _add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    scope = args.get("scope", "user")
+    trace_id = traces.add_trace(
+        ctx.brain,
+        args["content"],
+        type=args.get("type", "episodic"),
+        scope=scope,
+        scope_id=ctx.scope_ids.get(scope),
+        tags=args.get("tags", []),
+    )
+    return {"traceId": trace_id}
+
+
+def _update(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    updated = traces.update_trace(
+        ctx.brain, args["traceId"], content=args.get("content"), tags=args.get("tags")
+    )
+    return {"updated": updated is not None}
+
+
+def _delete(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    return {"deleted": traces.delete_trace(ctx.brain, args["traceId"])}
+
+
+def _merge(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    result = traces.merge_traces(
+        ctx.brain, args["traceIds"], merged_content=args.get("mergedContent")
+    )
+    return {"survivorId": result.survivor_id, "deletedIds": result.deleted_ids}
+
+
+def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    scope = args.get("scope")
+    response = search_traces(
+        ctx.brain,
+        args["query"],
+        type=args.get("type"),
+        scope=scope,
+        scope_id=ctx.scope_ids.get(scope) if scope else None,
+        tags=args.get("tags"),
+        limit=args.get("limit", 10),
+    )
+    results = [
+        {
+            "id": h.trace.id,
+            "content": h.trace.content,
+            "type": h.trace.type,
+            "scope": h.trace.scope,
+            "strength": round(h.strength, 4),
+            "tags": h.trace.tags,
+            "score": round(h.score, 4),
+        }
+        for h in response.results
+    ]
+    out: dict[str, Any] = {"results": results}
+    if response.degraded:
+        out["degraded"] = response.degraded
+    return out
+
+
+def _reflect(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    if ctx.reflect is None:
+        raise NotEnabled("dream passes are not enabled yet")
+    return ctx.reflect()
+
+
+_HANDLERS: dict[str, Callable[[dict[str, Any], ToolContext], dict[str, Any]]] = {
+    "memory_add": _add,
+    "memory_update": _update,
+    "memory_delete": _delete,
+    "memory_merge": _merge,
+    "memory_search": _search,
+    "memory_reflect": _reflect,
+}

@@ -1,0 +1,443 @@
+"""Memory traces: add, read, update, soft-delete and merge.
+
+Every write runs in one :meth:`Brain.transaction` and writes the trace's
+full-text entry in that same transaction, so a trace is searchable the moment
+the call returns and never searchable before it is committed.  Validation
+happens before anything is written: a refused call changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from memory_core.db import Brain
+from memory_core.errors import Conflict, InvalidArgument, NotFound
+from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
+
+MAX_TAGS = 64
+MAX_TAG_LENGTH = 128
+
+
+def content_hash(content: str) -> str:
+    """SHA-256 of the content's UTF-8 bytes, hex."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def new_trace_id() -> str:
+    return f"mt_{uuid.uuid4()}"
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One row of memory_traces, decoded."""
+
+    seq: int
+    id: str
+    brain_id: str
+    type: str
+    scope: str
+    scope_id: str | None
+    content: str
+    content_hash: str
+    tags: list[str]
+    importance: float
+    strength: float
+    stability: float
+    created_at: float
+    updated_at: float
+    occurred_at: float
+    last_accessed: float | None
+    retrieval_count: int
+    metadata: dict[str, Any]
+    sources: list[Any]
+    deleted: bool
+    deleted_reason: str | None
+    deleted_at: float | None
+    version: int
+
+    @classmethod
+    def from_row(cls, row: Any) -> Trace:
+        m = row._mapping
+        return cls(
+            seq=m["seq"],
+            id=m["id"],
+            brain_id=m["brain_id"],
+            type=m["type"],
+            scope=m["scope"],
+            scope_id=m["scope_id"],
+            content=m["content"],
+            content_hash=m["content_hash"],
+            tags=json.loads(m["tags"]),
+            importance=m["importance"],
+            strength=m["strength"],
+            stability=m["stability"],
+            created_at=m["created_at"],
+            updated_at=m["updated_at"],
+            occurred_at=m["occurred_at"],
+            last_accessed=m["last_accessed"],
+            retrieval_count=m["retrieval_count"],
+            metadata=json.loads(m["metadata"]),
+            sources=json.loads(m["sources"]),
+            deleted=bool(m["deleted"]),
+            deleted_reason=m["deleted_reason"],
+            deleted_at=m["deleted_at"],
+            version=m["version"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view (without the internal rowid)."""
+        d = {k: v for k, v in self.__dict__.items() if k != "seq"}
+        return d
+
+
+@dataclass
+class NewTrace:
+    """What a caller gives to store one trace; validated by :func:`check_new`."""
+
+    content: str
+    type: str = "episodic"
+    scope: str = "user"
+    scope_id: str | None = None
+    tags: Sequence[str] = ()
+    importance: float = 0.5
+    metadata: dict[str, Any] = field(default_factory=dict)
+    sources: list[Any] = field(default_factory=list)
+    occurred_at: float | None = None
+    id: str | None = None
+
+
+# -- validation --------------------------------------------------------------
+
+
+def check_type(value: str) -> str:
+    if value not in TRACE_TYPES:
+        raise InvalidArgument(f"type must be one of {', '.join(TRACE_TYPES)}; got {value!r}")
+    return value
+
+
+def check_scope(value: str) -> str:
+    if value not in SCOPES:
+        raise InvalidArgument(f"scope must be one of {', '.join(SCOPES)}; got {value!r}")
+    return value
+
+
+def check_content(value: Any, name: str = "content") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidArgument(f"{name} must be a non-empty string")
+    return value
+
+
+def check_tags(value: Iterable[Any] | None) -> list[str]:
+    """Tags stripped, empty ones refused, duplicates dropped (first kept)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        raise InvalidArgument("tags must be a list of strings")
+    tags: list[str] = []
+    for raw in value:
+        if not isinstance(raw, str) or not raw.strip():
+            raise InvalidArgument("tags must be non-empty strings")
+        tag = raw.strip()
+        if len(tag) > MAX_TAG_LENGTH:
+            raise InvalidArgument(f"a tag is longer than {MAX_TAG_LENGTH} characters")
+        if tag not in tags:
+            tags.append(tag)
+    if len(tags) > MAX_TAGS:
+        raise InvalidArgument(f"at most {MAX_TAGS} tags")
+    return tags
+
+
+def check_new(item: NewTrace) -> NewTrace:
+    check_content(item.content)
+    check_type(item.type)
+    check_scope(item.scope)
+    if item.scope_id is not None and (not isinstance(item.scope_id, str) or not item.scope_id):
+        raise InvalidArgument("scope_id must be a non-empty string when given")
+    if not isinstance(item.importance, int | float) or not 0.0 <= item.importance <= 1.0:
+        raise InvalidArgument("importance must be a number from 0 to 1")
+    if not isinstance(item.metadata, dict):
+        raise InvalidArgument("metadata must be an object")
+    if item.id is not None and not (isinstance(item.id, str) and item.id.strip()):
+        raise InvalidArgument("id must be a non-empty string when given")
+    return NewTrace(
+        content=item.content,
+        type=item.type,
+        scope=item.scope,
+        scope_id=item.scope_id,
+        tags=check_tags(item.tags),
+        importance=float(item.importance),
+        metadata=item.metadata,
+        sources=list(item.sources),
+        occurred_at=item.occurred_at,
+        id=item.id,
+    )
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- full-text index ---------------------------------------------------------
+
+_FTS_INSERT = text(f"INSERT INTO {FTS_TABLE}(rowid, content, tags) VALUES (:seq, :content, :tags)")
+_FTS_DELETE = text(
+    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, content, tags) "
+    "VALUES ('delete', :seq, :content, :tags)"
+)
+
+
+def fts_insert(conn: Connection, seq: int, content: str, tags_json: str) -> None:
+    conn.execute(_FTS_INSERT, {"seq": seq, "content": content, "tags": tags_json})
+
+
+def fts_delete(conn: Connection, seq: int, content: str, tags_json: str) -> None:
+    """Remove an entry; the values must be exactly those that were indexed."""
+    conn.execute(_FTS_DELETE, {"seq": seq, "content": content, "tags": tags_json})
+
+
+# -- writes ------------------------------------------------------------------
+
+_INSERT = text(
+    "INSERT INTO memory_traces (id, brain_id, type, scope, scope_id, content, content_hash, "
+    "tags, importance, strength, stability, created_at, updated_at, occurred_at, "
+    "retrieval_count, metadata, sources, deleted, version) VALUES (:id, :brain_id, :type, "
+    ":scope, :scope_id, :content, :content_hash, :tags, :importance, 1.0, 1.0, :now, :now, "
+    ":occurred_at, 0, :metadata, :sources, 0, 1) RETURNING seq"
+)
+
+
+def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> str:
+    """Insert one already-validated trace and its index entry on ``conn``."""
+    trace_id = item.id or new_trace_id()
+    tags_json = _dumps(list(item.tags))
+    seq = conn.execute(
+        _INSERT,
+        {
+            "id": trace_id,
+            "brain_id": brain.brain_id,
+            "type": item.type,
+            "scope": item.scope,
+            "scope_id": item.scope_id,
+            "content": item.content,
+            "content_hash": content_hash(item.content),
+            "tags": tags_json,
+            "importance": item.importance,
+            "now": now,
+            "occurred_at": item.occurred_at if item.occurred_at is not None else now,
+            "metadata": _dumps(item.metadata),
+            "sources": _dumps(item.sources),
+        },
+    ).scalar_one()
+    fts_insert(conn, seq, item.content, tags_json)
+    return trace_id
+
+
+def add_traces(brain: Brain, items: Sequence[NewTrace], *, now: float | None = None) -> list[str]:
+    """Store several traces in one transaction; all or none.  Returns their ids."""
+    checked = [check_new(i) for i in items]
+    now = time.time() if now is None else now
+    with brain.transaction() as conn:
+        return [insert_trace(conn, brain, item, now) for item in checked]
+
+
+def add_trace(brain: Brain, content: str, *, now: float | None = None, **fields: Any) -> str:
+    """Store one trace (fields as in :class:`NewTrace`); returns its ``mt_`` id."""
+    try:
+        item = NewTrace(content=content, **fields)
+    except TypeError as e:
+        raise InvalidArgument(str(e)) from e
+    return add_traces(brain, [item], now=now)[0]
+
+
+_SELECT = text("SELECT * FROM memory_traces WHERE id = :id")
+
+
+def _fetch(conn: Connection, trace_id: str) -> Trace | None:
+    row = conn.execute(_SELECT, {"id": trace_id}).first()
+    return Trace.from_row(row) if row is not None else None
+
+
+def get_trace(brain: Brain, trace_id: str, *, include_deleted: bool = False) -> Trace:
+    """The trace with this id; :class:`NotFound` if absent (or deleted, by default)."""
+    with brain.read() as conn:
+        trace = _fetch(conn, trace_id)
+    if trace is None or (trace.deleted and not include_deleted):
+        raise NotFound(f"no active trace {trace_id}")
+    return trace
+
+
+def update_trace(
+    brain: Brain,
+    trace_id: str,
+    *,
+    content: str | None = None,
+    tags: Sequence[str] | None = None,
+    expected_version: int | None = None,
+    now: float | None = None,
+) -> Trace | None:
+    """Replace content and/or tags of an active trace.
+
+    Returns the updated trace, or None when the id names no active trace or
+    no field was given.  A content change recomputes the hash and drops the
+    trace's embeddings.  ``expected_version`` makes it a compare-and-set: when
+    the trace has changed since the caller read it, :class:`Conflict` is
+    raised and nothing is written.
+    """
+    if content is not None:
+        check_content(content)
+    new_tags = check_tags(tags) if tags is not None else None
+    if content is None and new_tags is None:
+        return None
+    now = time.time() if now is None else now
+    with brain.transaction() as conn:
+        old = _fetch(conn, trace_id)
+        if old is None or old.deleted:
+            return None
+        if expected_version is not None and old.version != expected_version:
+            raise Conflict(
+                f"trace {trace_id} changed since it was read "
+                f"(version {old.version}, expected {expected_version})"
+            )
+        return _rewrite(conn, old, content, new_tags, now)
+
+
+def _rewrite(
+    conn: Connection,
+    old: Trace,
+    content: str | None,
+    tags: list[str] | None,
+    now: float,
+    **extra: Any,
+) -> Trace:
+    """Write new content/tags (and extra columns) over ``old``, CAS on version."""
+    new_content = old.content if content is None else content
+    new_tags = old.tags if tags is None else tags
+    values: dict[str, Any] = {
+        "content": new_content,
+        "content_hash": content_hash(new_content),
+        "tags": _dumps(new_tags),
+        "updated_at": now,
+        **extra,
+    }
+    assignments = ", ".join(f"{k} = :{k}" for k in values)
+    result = conn.execute(
+        text(
+            f"UPDATE memory_traces SET {assignments}, version = version + 1 "
+            "WHERE id = :id AND version = :version AND deleted = 0"
+        ),
+        {**values, "id": old.id, "version": old.version},
+    )
+    if result.rowcount != 1:
+        raise Conflict(f"trace {old.id} changed while it was being updated")
+    old_tags_json = _dumps(old.tags)
+    if new_content != old.content or values["tags"] != old_tags_json:
+        fts_delete(conn, old.seq, old.content, old_tags_json)
+        fts_insert(conn, old.seq, new_content, values["tags"])
+    if new_content != old.content:
+        conn.execute(text("DELETE FROM trace_embeddings WHERE trace_id = :id"), {"id": old.id})
+    fresh = _fetch(conn, old.id)
+    assert fresh is not None
+    return fresh
+
+
+def _soft_delete(conn: Connection, trace: Trace, reason: str, now: float) -> None:
+    result = conn.execute(
+        text(
+            "UPDATE memory_traces SET deleted = 1, deleted_reason = :reason, deleted_at = :now, "
+            "updated_at = :now, version = version + 1 "
+            "WHERE id = :id AND version = :version AND deleted = 0"
+        ),
+        {"reason": reason, "now": now, "id": trace.id, "version": trace.version},
+    )
+    if result.rowcount != 1:
+        raise Conflict(f"trace {trace.id} changed while it was being deleted")
+
+
+def delete_trace(
+    brain: Brain, trace_id: str, *, reason: str = "deleted", now: float | None = None
+) -> bool:
+    """Soft-delete: the row stays for provenance, search never shows it again.
+
+    Returns False when the id names no active trace.
+    """
+    now = time.time() if now is None else now
+    with brain.transaction() as conn:
+        trace = _fetch(conn, trace_id)
+        if trace is None or trace.deleted:
+            return False
+        _soft_delete(conn, trace, reason, now)
+        return True
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    survivor_id: str
+    deleted_ids: list[str]
+
+
+def merge_traces(
+    brain: Brain,
+    trace_ids: Sequence[str],
+    *,
+    merged_content: str | None = None,
+    now: float | None = None,
+) -> MergeResult:
+    """Merge two or more active traces into the most-retrieved one.
+
+    The survivor (ties: the first given) takes ``merged_content`` or the
+    contents joined with `` | `` in the order given, the union of all tags and
+    sources, the summed retrieval count, the latest access and the highest
+    importance and stability.  The others are soft-deleted with a reason that
+    names the survivor.  Any unknown or deleted id refuses the whole merge.
+    """
+    ids = list(trace_ids)
+    if len(ids) < 2:
+        raise InvalidArgument("merge needs at least two trace ids")
+    if len(set(ids)) != len(ids):
+        raise InvalidArgument("merge ids must be distinct")
+    if merged_content is not None:
+        check_content(merged_content, "mergedContent")
+    now = time.time() if now is None else now
+    with brain.transaction() as conn:
+        traces = []
+        for trace_id in ids:
+            trace = _fetch(conn, trace_id)
+            if trace is None or trace.deleted:
+                raise NotFound(f"no active trace {trace_id}; nothing was merged")
+            traces.append(trace)
+        survivor = max(traces, key=lambda t: t.retrieval_count)  # first wins ties
+        others = [t for t in traces if t.id != survivor.id]
+        content = merged_content or " | ".join(t.content for t in traces)
+        tags = check_tags(tag for t in traces for tag in t.tags)
+        sources: list[Any] = []
+        for t in traces:
+            sources.extend(s for s in t.sources if s not in sources)
+        metadata = dict(survivor.metadata)
+        merged_from = list(metadata.get("merged_from", []))
+        merged_from.extend(t.id for t in others)
+        metadata["merged_from"] = merged_from
+        accessed = [t.last_accessed for t in traces if t.last_accessed is not None]
+        _rewrite(
+            conn,
+            survivor,
+            content,
+            tags,
+            now,
+            sources=_dumps(sources),
+            metadata=_dumps(metadata),
+            retrieval_count=sum(t.retrieval_count for t in traces),
+            last_accessed=max(accessed) if accessed else None,
+            importance=max(t.importance for t in traces),
+            stability=max(t.stability for t in traces),
+        )
+        for t in others:
+            _soft_delete(conn, t, f"merged into {survivor.id}", now)
+        return MergeResult(survivor.id, [t.id for t in others])

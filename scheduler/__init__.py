@@ -1,0 +1,1 @@
+"""APScheduler process that fires dream passes and reconcile sweeps."""

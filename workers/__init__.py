@@ -1,0 +1,1 @@
+"""dramatiq broker setup and actors: thin shells over memory_core."""
