@@ -4,7 +4,7 @@ It imports no queue, no scheduler and no web framework; the workers, the
 scheduler, the API and memctl are thin adapters over what is exported here.
 """
 
-from memory_core.db import Brain, close_all, open_brain
+from memory_core.db import Brain, close_all, close_brain, open_brain
 from memory_core.errors import (
     BrainError,
     BrainNotFound,
@@ -52,6 +52,7 @@ __all__ = [
     "add_traces",
     "call_tool",
     "close_all",
+    "close_brain",
     "delete_trace",
     "get_trace",
     "load_settings",

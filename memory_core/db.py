@@ -13,11 +13,12 @@ writer wait its turn instead.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -44,6 +45,9 @@ class Brain:
     brain_id: str
     settings: Settings
     _local: threading.local = field(default_factory=threading.local, repr=False)
+    # Writers of one process queue here rather than in SQLite's busy handler,
+    # which polls with growing sleeps; other processes still meet the file lock.
+    _write_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
@@ -56,7 +60,7 @@ class Brain:
             with outer.begin_nested():
                 yield outer
             return
-        with _wrap_db_errors(self.path), self.engine.connect() as conn:
+        with _wrap_db_errors(self.path), self._write_lock, self.engine.connect() as conn:
             conn.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
             self._local.conn = conn
             try:
@@ -155,14 +159,40 @@ def open_brain(settings: Settings, *, url: str | None = None, create: bool = Tru
                 path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise BrainError(f"cannot create {path.parent}: {e}") from e
-        elif path.is_dir():
-            raise BrainError(f"brain path {path} is a directory")
+        else:
+            _refuse_foreign(path)
         engine = _engines.get(url)
         if engine is None:
             engine = _engines[url] = _make_engine(url, settings)
         brain_id = migrate(engine, path)
         brain = _brains[url] = Brain(url, engine, path, brain_id, settings)
         return brain
+
+
+def _refuse_foreign(path: Path) -> None:
+    """Refuse a file that is not a brain before anything writes to it.
+
+    Checked read-only: the engine's first connection switches the journal to
+    WAL, which would already change a foreign file's header.
+    """
+    if path.is_dir():
+        raise BrainError(f"brain path {path} is a directory")
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as e:
+        raise BrainError(f"{path} is not a SQLite brain: {e}") from e
+    if names and "alembic_version" not in names:
+        raise BrainError(f"{path} is a SQLite file but not a Reverie brain")
+
+
+def close_brain(url: str) -> None:
+    """Release one brain's engine (its connections and file handles)."""
+    with _lock:
+        _brains.pop(url, None)
+        engine = _engines.pop(url, None)
+    if engine is not None:
+        engine.dispose()
 
 
 def close_all() -> None:

@@ -1,0 +1,1 @@
+"""Benchmarks for Reverie, with their data loaders."""

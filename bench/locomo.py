@@ -1,0 +1,467 @@
+"""LoCoMo retrieval yardstick: does search find the turns a question is about?
+
+Each LoCoMo conversation goes into a fresh brain, one episodic trace per turn,
+through memory_core's public API.  Every question of categories 1-4 is then
+asked through :func:`memory_core.search`, and the dia_ids of the hits are
+compared with the question's evidence turns: Recall@1/5/10/20, MRR and All@10
+(every evidence turn in the top 10), overall and per category, plus search
+latency.  Category 5 (adversarial, unanswerable) has no evidence to find.
+
+A *configuration* is a named set of settings overrides and search options
+(:data:`CONFIGS`); several can be run in one go and are reported side by side.
+
+    python -m bench.locomo [--config bm25 ...] [--data DIR] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import memory_core
+
+log = logging.getLogger(__name__)
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "locomo"
+SEARCH_LIMIT = 100
+RECALL_KS = (1, 5, 10, 20)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+SESSION_KEY = re.compile(r"session_(\d+)")
+DATE_FORMAT = "%I:%M %p on %d %B, %Y"  # "1:56 pm on 8 May, 2023"
+_EVIDENCE_SPLIT = re.compile(r"[\s,;]+")
+# "D1:3", and the malformed "D:11:26" seen in the data.
+_DIA_ID = re.compile(r"D:?(\d+):(\d+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """One way of searching: settings overrides and extra ``search`` keyword arguments."""
+
+    name: str
+    description: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    search: dict[str, Any] = field(default_factory=dict)
+
+
+CONFIGS: dict[str, SearchConfig] = {
+    "bm25": SearchConfig("bm25", "FTS5 BM25 over turn text, memory_core defaults"),
+}
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question with its evidence dia_ids, normalised but not yet checked against turns."""
+
+    text: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One LoCoMo file: its turns as traces to store and its questions."""
+
+    name: str
+    traces: list[memory_core.NewTrace]
+    questions: list[Question]
+    no_evidence: int  # category 1-4 questions that list no evidence at all
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """How search did on one question."""
+
+    conversation: str
+    category: int
+    evidence: tuple[str, ...]
+    recall: dict[int, float]
+    reciprocal_rank: float
+    all_at_10: float
+    latency_ms: float
+    mode: str
+    n_results: int
+
+
+@dataclass
+class ConfigRun:
+    """Everything measured for one configuration."""
+
+    config: SearchConfig
+    results: list[QuestionResult] = field(default_factory=list)
+    no_evidence: int = 0
+    skipped: int = 0  # evidence names no stored turn
+    partial: int = 0  # some evidence ids name no stored turn; the rest were used
+    ingest_seconds: float = 0.0
+    search_seconds: float = 0.0
+
+
+# -- loading -----------------------------------------------------------------
+
+
+def parse_session_date(value: str) -> datetime:
+    """A LoCoMo session stamp ("1:56 pm on 8 May, 2023") as a UTC datetime."""
+    return datetime.strptime(value.strip(), DATE_FORMAT).replace(tzinfo=UTC)
+
+
+def turn_content(turn: dict[str, Any]) -> str:
+    """'Speaker: text', with the shared image's caption appended when there is one."""
+    content = f"{turn['speaker']}: {turn['text']}"
+    caption = turn.get("blip_caption")
+    if isinstance(caption, str) and caption.strip():
+        content += f" [shares a photo: {caption.strip()}]"
+    return content
+
+
+def normalise_evidence(raw: Iterable[Any]) -> tuple[str, ...]:
+    """Evidence dia_ids split on whitespace, commas and semicolons; canonical and distinct.
+
+    Tokens that do not look like a dia_id are kept as given (stripped): they
+    will match no turn and be counted, not silently dropped.
+    """
+    ids: list[str] = []
+    for item in raw:
+        for token in _EVIDENCE_SPLIT.split(str(item)):
+            if not token:
+                continue
+            m = _DIA_ID.fullmatch(token)
+            ids.append(f"D{int(m[1])}:{int(m[2])}" if m else token)
+    return tuple(dict.fromkeys(ids))
+
+
+def conversation_traces(name: str, data: dict[str, Any]) -> list[memory_core.NewTrace]:
+    """One episodic trace per turn, sessions in order; date keys without turns are skipped."""
+    sessions = sorted(
+        (int(m[1]), key) for key in data if (m := SESSION_KEY.fullmatch(key)) and data[key]
+    )
+    traces = []
+    for number, key in sessions:
+        when = parse_session_date(data[f"{key}_date_time"])
+        for turn in data[key]:
+            dia_id = str(turn["dia_id"]).strip()
+            traces.append(
+                memory_core.NewTrace(
+                    content=turn_content(turn),
+                    type="episodic",
+                    scope="thread",
+                    scope_id=name,
+                    metadata={
+                        "dia_id": dia_id,
+                        "session": number,
+                        "session_date": when.isoformat(),
+                        "speaker": turn["speaker"],
+                    },
+                    occurred_at=when.timestamp(),
+                    id=f"locomo-{name}-{dia_id}",
+                )
+            )
+    return traces
+
+
+def load_conversation(path: Path) -> Conversation:
+    """Read one LoCoMo file into the traces to store and the category 1-4 questions."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    questions, no_evidence = [], 0
+    for qa in data["qa"]:
+        if qa.get("category") not in CATEGORIES:
+            continue
+        evidence = normalise_evidence(qa.get("evidence") or [])
+        if not evidence:
+            no_evidence += 1
+            continue
+        questions.append(Question(str(qa["question"]), int(qa["category"]), evidence))
+    return Conversation(path.stem, conversation_traces(path.stem, data), questions, no_evidence)
+
+
+def load_conversations(folder: Path) -> list[Conversation]:
+    """Every ``*.json`` conversation in ``folder``, in name order."""
+    paths = sorted(folder.glob("*.json"))
+    if not paths:
+        raise FileNotFoundError(f"no LoCoMo *.json files in {folder}")
+    return [load_conversation(p) for p in paths]
+
+
+# -- measuring ---------------------------------------------------------------
+
+
+def score_question(hit_ids: Sequence[str], evidence: Sequence[str]) -> dict[str, Any]:
+    """Recall@k, reciprocal rank and All@10 of a ranked list of dia_ids against evidence."""
+    wanted = set(evidence)
+    recall = {k: len(wanted & set(hit_ids[:k])) / len(wanted) for k in RECALL_KS}
+    first = next((rank for rank, d in enumerate(hit_ids, start=1) if d in wanted), None)
+    return {
+        "recall": recall,
+        "reciprocal_rank": 1.0 / first if first else 0.0,
+        "all_at_10": 1.0 if wanted <= set(hit_ids[:10]) else 0.0,
+    }
+
+
+def ask(
+    brain: memory_core.Brain, conv: Conversation, question: Question, config: SearchConfig
+) -> QuestionResult:
+    """Run one (already checked) question through search and score the hits."""
+    start = time.perf_counter()
+    response = memory_core.search(brain, question.text, limit=SEARCH_LIMIT, **config.search)
+    latency_ms = (time.perf_counter() - start) * 1000.0
+    hit_ids = [str(h.trace.metadata.get("dia_id")) for h in response.results]
+    return QuestionResult(
+        conversation=conv.name,
+        category=question.category,
+        evidence=question.evidence,
+        latency_ms=latency_ms,
+        mode=response.mode,
+        n_results=len(hit_ids),
+        **score_question(hit_ids, question.evidence),
+    )
+
+
+def run_conversation(conv: Conversation, run: ConfigRun) -> None:
+    """Store one conversation in a fresh brain and ask all its questions; adds to ``run``."""
+    stored = {str(t.metadata["dia_id"]) for t in conv.traces}
+    run.no_evidence += conv.no_evidence
+    with tempfile.TemporaryDirectory(prefix=f"locomo-{conv.name}-") as tmp:
+        settings = memory_core.load_settings(**run.config.settings)
+        try:
+            brain = memory_core.open_brain(settings, url=f"sqlite:///{tmp}/brain.sqlite")
+            start = time.perf_counter()
+            memory_core.add_traces(brain, conv.traces)
+            run.ingest_seconds += time.perf_counter() - start
+            start = time.perf_counter()
+            for q in conv.questions:
+                evidence = tuple(e for e in q.evidence if e in stored)
+                if not evidence:
+                    log.info(
+                        "%s: skipped, no evidence turn among %s: %r", conv.name, q.evidence, q.text
+                    )
+                    run.skipped += 1
+                    continue
+                if len(evidence) < len(q.evidence):
+                    log.info("%s: evidence %s partly unknown: %r", conv.name, q.evidence, q.text)
+                    run.partial += 1
+                checked = Question(q.text, q.category, evidence)
+                run.results.append(ask(brain, conv, checked, run.config))
+            run.search_seconds += time.perf_counter() - start
+        finally:
+            # Release the engine's file handles before the folder is removed.
+            memory_core.close_all()
+
+
+def run_config(config: SearchConfig, conversations: Sequence[Conversation]) -> ConfigRun:
+    """Every conversation under one configuration."""
+    run = ConfigRun(config)
+    for conv in conversations:
+        log.info(
+            "%s: %s, %d turns, %d questions",
+            config.name,
+            conv.name,
+            len(conv.traces),
+            len(conv.questions),
+        )
+        run_conversation(conv, run)
+    return run
+
+
+# -- summarising -------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100), linear between closest ranks; 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100.0
+    low = int(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def _pct(total: float, n: int) -> float:
+    return round(100.0 * total / n, 1) if n else 0.0
+
+
+def summarise_group(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    """Mean metrics of a group of questions, as percentages with one decimal."""
+    n = len(results)
+    summary: dict[str, Any] = {"n": n}
+    for k in RECALL_KS:
+        summary[f"R@{k}"] = _pct(sum(r.recall[k] for r in results), n)
+    summary["MRR"] = _pct(sum(r.reciprocal_rank for r in results), n)
+    summary["All@10"] = _pct(sum(r.all_at_10 for r in results), n)
+    return summary
+
+
+def summarise(run: ConfigRun) -> dict[str, Any]:
+    """The figures reported for one configuration (what ``--json`` writes)."""
+    results = run.results
+    cat1 = [r for r in results if r.category == 1]
+    multi = [r for r in results if len(r.evidence) >= 2]
+    latencies = [r.latency_ms for r in results]
+    return {
+        "description": run.config.description,
+        "settings": run.config.settings,
+        "search_options": run.config.search,
+        "questions": len(results),
+        "skipped_no_matching_evidence": run.skipped,
+        "partial_evidence": run.partial,
+        "no_evidence": run.no_evidence,
+        "overall": summarise_group(results),
+        "by_category": {
+            name: summarise_group([r for r in results if r.category == cat])
+            for cat, name in CATEGORIES.items()
+        },
+        "multi_hop_all_at_10": {
+            "category_1": {"n": len(cat1), "All@10": summarise_group(cat1)["All@10"]},
+            "evidence_2_plus": {"n": len(multi), "All@10": summarise_group(multi)["All@10"]},
+        },
+        "latency_ms": {
+            "p50": round(percentile(latencies, 50), 2),
+            "p95": round(percentile(latencies, 95), 2),
+        },
+        "search_modes": dict(sorted(Counter(r.mode for r in results).items())),
+        "mean_results": round(sum(r.n_results for r in results) / len(results), 1)
+        if results
+        else 0.0,
+        "ingest_seconds": round(run.ingest_seconds, 2),
+        "search_seconds": round(run.search_seconds, 2),
+    }
+
+
+# -- reporting ---------------------------------------------------------------
+
+_METRICS = ("n", *(f"R@{k}" for k in RECALL_KS), "MRR", "All@10")
+
+
+def _table(rows: Sequence[Sequence[Any]]) -> list[str]:
+    """Rows as aligned lines: the first column left-aligned, the others right-aligned."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    return [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in cells
+    ]
+
+
+def _metric_rows(summaries: dict[str, dict[str, Any]]) -> list[list[Any]]:
+    """One row per question group and config; configs of a group sit next to each other."""
+    names = list(summaries)
+    rows: list[list[Any]] = [["group" if len(names) == 1 else "group / config", *_METRICS]]
+    groups = ["overall", *CATEGORIES.values()]
+    for group in groups:
+        for name in names:
+            s = summaries[name]
+            figures = s["overall"] if group == "overall" else s["by_category"][group]
+            label = group if len(names) == 1 else f"{group} / {name}"
+            rows.append(
+                [label, *(f"{figures[m]:.1f}" if m != "n" else figures[m] for m in _METRICS)]
+            )
+    return rows
+
+
+def _extra_rows(summaries: dict[str, dict[str, Any]]) -> list[list[Any]]:
+    """Per-config figures beyond the main table, one column per config."""
+    names = list(summaries)
+    first = summaries[names[0]]["multi_hop_all_at_10"]
+    picks: list[tuple[str, Any]] = [
+        (
+            f"multi-hop All@10, over category 1 (n={first['category_1']['n']})",
+            lambda s: f"{s['multi_hop_all_at_10']['category_1']['All@10']:.1f}",
+        ),
+        (
+            f"multi-hop All@10, over 2+ evidence ids (n={first['evidence_2_plus']['n']})",
+            lambda s: f"{s['multi_hop_all_at_10']['evidence_2_plus']['All@10']:.1f}",
+        ),
+        ("search latency p50 (ms)", lambda s: f"{s['latency_ms']['p50']:.2f}"),
+        ("search latency p95 (ms)", lambda s: f"{s['latency_ms']['p95']:.2f}"),
+        ("questions used", lambda s: s["questions"]),
+        ("skipped (evidence matches no turn)", lambda s: s["skipped_no_matching_evidence"]),
+        ("partial evidence (unknown ids dropped)", lambda s: s["partial_evidence"]),
+        ("no evidence listed (not asked)", lambda s: s["no_evidence"]),
+        ("search modes", lambda s: " ".join(f"{k}={v}" for k, v in s["search_modes"].items())),
+        ("mean hits per search", lambda s: s["mean_results"]),
+        ("ingest time (s)", lambda s: f"{s['ingest_seconds']:.2f}"),
+        ("search time (s)", lambda s: f"{s['search_seconds']:.2f}"),
+    ]
+    rows: list[list[Any]] = [["", *names]]
+    rows += [[label, *(pick(summaries[n]) for n in names)] for label, pick in picks]
+    return rows
+
+
+def format_report(summaries: dict[str, dict[str, Any]], data: Path, elapsed: float) -> str:
+    """The report as text: recall table per group, then per-config figures side by side."""
+    lines = [f"LoCoMo retrieval ({data}), search limit {SEARCH_LIMIT}, figures in %", ""]
+    lines += _table(_metric_rows(summaries))
+    lines.append("")
+    lines += _table(_extra_rows(summaries))
+    lines += ["", f"total run {elapsed:.1f} s"]
+    return "\n".join(lines)
+
+
+def print_report(summaries: dict[str, dict[str, Any]], data: Path, elapsed: float) -> None:
+    """Print the report table to stdout."""
+    print(format_report(summaries, data, elapsed))
+
+
+# -- entry point -------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.locomo", description="LoCoMo retrieval benchmark for Reverie."
+    )
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help=f"LoCoMo folder (default {DEFAULT_DATA})"
+    )
+    parser.add_argument(
+        "--config",
+        action="append",
+        choices=sorted(CONFIGS),
+        help="configuration to run; repeat to compare side by side (default bm25)",
+    )
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the chosen configurations, print the table and optionally write JSON."""
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    names = list(dict.fromkeys(args.config or ["bm25"]))
+    start = time.perf_counter()
+    conversations = load_conversations(args.data)
+    summaries = {n: summarise(run_config(CONFIGS[n], conversations)) for n in names}
+    elapsed = time.perf_counter() - start
+    print_report(summaries, args.data, elapsed)
+    if args.json:
+        report = {
+            "benchmark": "locomo",
+            "data": str(args.data),
+            "search_limit": SEARCH_LIMIT,
+            "elapsed_seconds": round(elapsed, 2),
+            "configs": summaries,
+        }
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

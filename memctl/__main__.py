@@ -1,0 +1,5 @@
+"""`python -m memctl` runs the CLI."""
+
+from memctl.cli import main
+
+main()

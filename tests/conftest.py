@@ -1,0 +1,55 @@
+"""Shared fixtures: settings on a temporary folder, a real brain file."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+import memory_core as mc
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No REVERIE_* variable of the developer's shell leaks into a test."""
+    import os
+
+    for key in list(os.environ):
+        if key.upper().startswith("REVERIE_"):
+            monkeypatch.delenv(key)
+    yield
+    mc.close_all()
+
+
+@pytest.fixture
+def brain_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'brain.sqlite'}"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, brain_url: str) -> mc.Settings:
+    return mc.load_settings(brain_url=brain_url, data_dir=tmp_path / "data")
+
+
+@pytest.fixture
+def brain(settings: mc.Settings) -> mc.Brain:
+    return mc.open_brain(settings)
+
+
+def brain_digest(brain: mc.Brain) -> str:
+    """A digest of every trace row, embedding and index entry: equal means unchanged."""
+    h = hashlib.sha256()
+    with brain.read() as conn:
+        for table in ("memory_traces", "trace_embeddings", "memory_traces_fts_docsize"):
+            for row in conn.execute(text(f"SELECT * FROM {table} ORDER BY 1, 2")):
+                h.update(repr(tuple(row)).encode())
+    return h.hexdigest()
+
+
+@pytest.fixture
+def digest() -> Callable[[mc.Brain], str]:
+    """``digest(brain)`` before and after a refused call must be equal."""
+    return brain_digest

@@ -1,0 +1,179 @@
+"""memctl as a user runs it: a real process, its output, its exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+
+import memory_core as mc
+from memctl.cli import app
+
+
+def memctl(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "memctl", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+def ok_json(*args: str, **kw: Any) -> Any:
+    r = memctl("--json", *args, **kw)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def assert_one_line_error(r: subprocess.CompletedProcess[str], code: int, needle: str) -> None:
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("memctl: error:")
+    assert needle in lines[0]
+    assert "Traceback" not in r.stderr + r.stdout
+
+
+@pytest.fixture
+def brain_arg(tmp_path: Path) -> list[str]:
+    return ["--brain", f"sqlite:///{tmp_path / 'brain.sqlite'}"]
+
+
+def test_add_search_show_update_merge_delete_round_trip(brain_arg: list[str]) -> None:
+    a = ok_json(
+        *brain_arg,
+        "add",
+        "User prefers dark mode.",
+        "--type",
+        "semantic",
+        "--scope-id",
+        "u1",
+        "--tags",
+        "ui,pref",
+    )["traceId"]
+    b = ok_json(*brain_arg, "add", "User likes dark terminals.", "--tags", "ui")["traceId"]
+    found = ok_json(*brain_arg, "search", "dark", "--tags", "ui", "--limit", "5")
+    assert {h["id"] for h in found["results"]} == {a, b}
+    assert ok_json(*brain_arg, "search", "dark", "--scope-id", "u1")["results"][0]["id"] == a
+    assert ok_json(*brain_arg, "search", "dark", "--type", "semantic")["results"][0]["id"] == a
+    shown = ok_json(*brain_arg, "show", a)
+    assert (shown["scope_id"], shown["tags"]) == ("u1", ["ui", "pref"])
+    ok_json(*brain_arg, "update", a, "--content", "User prefers dark mode everywhere.")
+    assert ok_json(*brain_arg, "show", a)["content"] == "User prefers dark mode everywhere."
+    merged = ok_json(*brain_arg, "merge", a, b, "--content", "User likes dark things.")
+    assert merged == {"survivorId": a, "deletedIds": [b]}
+    assert ok_json(*brain_arg, "delete", a) == {"deleted": True, "traceId": a}
+    assert ok_json(*brain_arg, "search", "dark")["results"] == []
+    stats = ok_json(*brain_arg, "stats")
+    assert stats["traces"]["active"] == 0 and stats["traces"]["deleted"] == 2
+    assert ok_json(*brain_arg, "doctor") == {"ok": True, "problems": []}
+
+
+def test_text_output_is_readable(brain_arg: list[str]) -> None:
+    r = memctl(*brain_arg, "add", "Remember the milk.")
+    assert r.returncode == 0 and r.stdout.startswith("mt_")
+    r = memctl(*brain_arg, "search", "milk")
+    assert r.returncode == 0 and "Remember the milk." in r.stdout
+    r = memctl(*brain_arg, "stats")
+    assert r.returncode == 0 and "1 active" in r.stdout
+
+
+def test_migrate_creates_the_brain_at_head(brain_arg: list[str], tmp_path: Path) -> None:
+    doc = ok_json(*brain_arg, "migrate")
+    assert doc["revision"] == "0001"
+    assert (tmp_path / "brain.sqlite").exists()
+
+
+def test_brain_url_comes_from_settings_when_not_given(tmp_path: Path) -> None:
+    env = {"REVERIE_BRAIN_URL": f"sqlite:///{tmp_path / 'env.sqlite'}"}
+    ok_json("add", "via the environment", env=env)
+    assert (tmp_path / "env.sqlite").exists()
+
+
+def test_unknown_settings_key_is_one_line_and_exit_2(brain_arg: list[str]) -> None:
+    r = memctl(*brain_arg, "stats", env={"REVERIE_BRAIN_ULR": "x"})
+    assert_one_line_error(r, 2, "REVERIE_BRAIN_ULR")
+
+
+def test_bad_brain_url_is_one_line_and_exit_2() -> None:
+    r = memctl("--brain", "postgres://nowhere/x", "stats")
+    assert_one_line_error(r, 2, "brain URL")
+
+
+def test_read_commands_on_a_missing_brain_fail_and_create_nothing(tmp_path: Path) -> None:
+    brain = tmp_path / "missing" / "brain.sqlite"
+    for args in (["search", "x"], ["show", "mt_x"], ["stats"], ["doctor"], ["delete", "mt_x"]):
+        r = memctl("--brain", f"sqlite:///{brain}", *args)
+        assert_one_line_error(r, 3, "no brain")
+    assert not brain.parent.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "needle"),
+    [
+        (["add", "x", "--type", "feeling"], 2, "type must be one of"),
+        (["add", "   "], 2, "content"),
+        (["search", "x", "--limit", "0"], 2, "limit"),
+        (["show", "mt_missing"], 4, "mt_missing"),
+        (["update", "mt_missing", "--content", "x"], 4, "mt_missing"),
+        (["update", "mt_missing"], 2, "nothing to update"),
+        (["delete", "mt_missing"], 4, "mt_missing"),
+        (["merge", "mt_a", "mt_b"], 4, "mt_a"),
+        (["merge", "mt_a"], 2, "two"),
+    ],
+)
+def test_refusals_are_one_line_with_exit_codes(
+    brain_arg: list[str], tmp_path: Path, digest: Any, args: list[str], code: int, needle: str
+) -> None:
+    settings = mc.load_settings()
+    brain = mc.open_brain(settings, url=brain_arg[1])
+    mc.add_trace(brain, "an existing trace")
+    before = digest(brain)
+    assert_one_line_error(memctl(*brain_arg, *args), code, needle)
+    assert digest(brain) == before
+
+
+def test_doctor_finds_a_broken_index_and_exits_1(brain_arg: list[str], tmp_path: Path) -> None:
+    import sqlite3
+
+    ok_json(*brain_arg, "add", "indexed words")
+    with sqlite3.connect(tmp_path / "brain.sqlite") as db:
+        db.execute("UPDATE memory_traces SET content = 'changed behind the index'")
+    r = memctl("--json", *brain_arg, "doctor")
+    assert r.returncode == 1
+    checks = {p["check"] for p in json.loads(r.stdout)["problems"]}
+    assert {"fts", "hashes"} <= checks
+    assert ok_json(*brain_arg, "reindex") == {"reindexed": True}
+    r = memctl("--json", *brain_arg, "doctor")
+    assert {p["check"] for p in json.loads(r.stdout)["problems"]} == {"hashes"}
+
+
+def test_demo_runs_offline_and_shows_each_tool() -> None:
+    doc = ok_json("demo")
+    steps = [s["step"] for s in doc["steps"]]
+    assert any("memory_merge" in s for s in steps)
+    assert any("refused" in s for s in steps)
+    colour = next(s for s in doc["steps"] if "favourite colour" in s["step"])
+    assert colour["results"][0] == "User's favourite colour is teal."
+
+
+def test_every_command_has_help_text() -> None:
+    command = typer.main.get_command(app)
+    commands = command.commands  # type: ignore[attr-defined]
+    assert len(commands) >= 10
+    for name, sub in commands.items():
+        assert sub.help and sub.help.strip(), name
+        for param in sub.params:
+            if getattr(param, "param_type_name", "") == "option":
+                assert param.help, f"{name} {param.name}"

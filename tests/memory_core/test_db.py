@@ -1,0 +1,129 @@
+"""The brain file: pragmas, migrations, transactions, refusals."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import text
+
+import memory_core as mc
+from memory_core.db import current_revision, head_revision
+from memory_core.schema import metadata
+
+
+def test_pragmas_wal_foreign_keys_busy_timeout(brain: mc.Brain) -> None:
+    with brain.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+
+
+def test_first_open_creates_and_migrates_to_head(brain: mc.Brain) -> None:
+    with brain.read() as conn:
+        assert current_revision(conn) == head_revision()
+        names = {r[0] for r in conn.exec_driver_sql("SELECT name FROM sqlite_master")}
+    assert {
+        "memory_traces",
+        "memory_traces_fts",
+        "trace_embeddings",
+        "inbox_turns",
+        "coactivation_edges",
+        "consolidation_log",
+        "proposals",
+        "leases",
+    } <= names
+    assert brain.brain_id.startswith("br_")
+
+
+def test_migrated_schema_matches_the_metadata(brain: mc.Brain) -> None:
+    with brain.engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), metadata)
+    # FTS5 shadow tables are not in the metadata; nothing else may differ.
+    real = [
+        d
+        for d in diff
+        if not (
+            d[0] == "remove_table"
+            and d[1].name.startswith(("memory_traces_fts", "memory_traces_vocab", "alembic"))
+        )
+    ]
+    assert real == []
+
+
+def test_brain_id_survives_reopening(settings: mc.Settings) -> None:
+    first = mc.open_brain(settings).brain_id
+    mc.close_all()
+    assert mc.open_brain(settings).brain_id == first
+
+
+def test_read_open_of_a_missing_brain_creates_nothing(
+    tmp_path: Path, settings: mc.Settings
+) -> None:
+    url = f"sqlite:///{tmp_path / 'nope' / 'brain.sqlite'}"
+    with pytest.raises(mc.BrainNotFound, match="no brain"):
+        mc.open_brain(settings, url=url, create=False)
+    assert not (tmp_path / "nope").exists()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["not a url", "postgresql://localhost/x", "sqlite://", "sqlite:///:memory:"],
+)
+def test_bad_brain_urls_are_config_errors(settings: mc.Settings, url: str) -> None:
+    with pytest.raises(mc.ConfigError, match="brain URL"):
+        mc.open_brain(settings, url=url)
+
+
+def test_a_foreign_sqlite_file_is_refused_and_left_alone(
+    tmp_path: Path, settings: mc.Settings
+) -> None:
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes(x)")
+    before = path.read_bytes()
+    with pytest.raises(mc.BrainError, match="not a Reverie brain"):
+        mc.open_brain(settings, url=f"sqlite:///{path}")
+    assert path.read_bytes() == before
+
+
+def test_a_file_that_is_not_sqlite_is_a_brain_error(tmp_path: Path, settings: mc.Settings) -> None:
+    path = tmp_path / "junk.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(mc.BrainError):
+        mc.open_brain(settings, url=f"sqlite:///{path}")
+
+
+def test_transaction_rolls_back_whole_on_error(brain: mc.Brain) -> None:
+    with pytest.raises(RuntimeError), brain.transaction() as conn:
+        conn.execute(text("INSERT INTO leases(name, holder, expires_at) VALUES ('a', 'me', 1)"))
+        raise RuntimeError("boom")
+    with brain.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM leases").scalar() == 0
+
+
+def test_nested_transactions_are_savepoints(brain: mc.Brain) -> None:
+    with brain.transaction() as conn:
+        conn.execute(text("INSERT INTO leases(name, holder, expires_at) VALUES ('outer', 'me', 1)"))
+        with pytest.raises(RuntimeError), brain.transaction() as inner:
+            inner.execute(
+                text("INSERT INTO leases(name, holder, expires_at) VALUES ('inner', 'me', 1)")
+            )
+            raise RuntimeError("undo the inner part only")
+    with brain.read() as conn:
+        names = [r[0] for r in conn.exec_driver_sql("SELECT name FROM leases")]
+    assert names == ["outer"]
+
+
+def test_write_transactions_begin_immediate(brain: mc.Brain, tmp_path: Path) -> None:
+    """While a write transaction is open, another connection cannot even begin one."""
+    other = sqlite3.connect(brain.path, timeout=0, isolation_level=None)
+    with brain.transaction(), pytest.raises(sqlite3.OperationalError, match="locked"):
+        other.execute("BEGIN IMMEDIATE")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("ROLLBACK")
+    other.close()
