@@ -275,6 +275,75 @@ def reindex(ctx: typer.Context) -> None:
 
 
 @app.command()
+def up(
+    ctx: typer.Context,
+    host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to bind (default 8420).")] = None,
+) -> None:
+    """Run Reverie: API + workers + reconcile in one process (with Redis: the API only)."""
+    from memctl import serve
+
+    state = _state(ctx)
+    settings = state.settings.model_copy(update={"brain_url": state.brain_url})
+    serve.up(settings, host or settings.api_host, port or settings.api_port)
+
+
+@app.command()
+def api(
+    ctx: typer.Context,
+    host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to bind (default 8420).")] = None,
+) -> None:
+    """Run the HTTP API alone (needs REVERIE_REDIS_URL; workers run separately)."""
+    from memctl import serve
+
+    state = _state(ctx)
+    settings = state.settings.model_copy(update={"brain_url": state.brain_url})
+    serve.api(settings, host or settings.api_host, port or settings.api_port)
+
+
+@app.command()
+def worker(
+    ctx: typer.Context,
+    processes: Annotated[int, typer.Option(help="Worker processes.")] = 2,
+    threads: Annotated[int, typer.Option(help="Threads per process.")] = 4,
+) -> None:
+    """Run dramatiq worker processes on Redis (supervise them: a dead one stops the group)."""
+    from memctl import serve
+
+    state = _state(ctx)
+    settings = state.settings.model_copy(update={"brain_url": state.brain_url})
+    serve.worker(settings, processes, threads)
+
+
+@app.command()
+def reconcile(ctx: typer.Context) -> None:
+    """Re-enqueue pending turns and traces lacking embeddings (embedded: do them now)."""
+    from memctl import jobs
+
+    state = _state(ctx)
+    settings = state.settings.model_copy(update={"brain_url": state.brain_url})
+    doc = jobs.reconcile_now(settings, state.brain())
+    if state.json:
+        out.emit_json(doc)
+    else:
+        out.console.print(", ".join(f"{k}: {v}" for k, v in doc.items()))
+
+
+@app.command("embed-backfill")
+def embed_backfill(ctx: typer.Context) -> None:
+    """Embed every active trace that lacks a vector for the configured model."""
+    from memctl import jobs
+
+    state = _state(ctx)
+    doc = jobs.embed_backfill(state.settings, state.brain(), show_progress=not state.json)
+    if state.json:
+        out.emit_json(doc)
+    else:
+        out.console.print(f"embedded {doc['embedded']} traces with {doc['model']}")
+
+
+@app.command()
 def demo(ctx: typer.Context) -> None:
     """An offline tour on a temporary brain: adds, searches, merges."""
     from memctl.demo import run_demo

@@ -33,6 +33,7 @@ from memory_core.settings import Settings
 log = logging.getLogger(__name__)
 
 _BEGIN_OPTION = "reverie_begin"
+MMAP_BYTES = 256 * 1024 * 1024
 
 
 @dataclass
@@ -130,6 +131,9 @@ def _make_engine(url: str, settings: Settings) -> Engine:
         cur.execute("PRAGMA journal_mode = WAL")
         cur.execute(f"PRAGMA synchronous = {synchronous}")
         cur.execute("PRAGMA foreign_keys = ON")
+        # Reads through the OS page cache instead of copying into SQLite's
+        # small private cache: large brains search markedly faster.
+        cur.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         cur.close()
 
     @event.listens_for(engine, "begin")

@@ -54,3 +54,15 @@ class NotEnabled(ReverieError):
     """Raised when a feature that is not available in this build is asked for."""
 
     code = "not_enabled"
+
+
+class EmbedderError(ReverieError):
+    """Raised when an embedder cannot produce vectors (model missing, endpoint down)."""
+
+    code = "embedder_error"
+
+
+class ExtractionError(ReverieError):
+    """Raised when a fact extractor fails or answers something unusable."""
+
+    code = "extraction_error"

@@ -136,6 +136,16 @@ proposals = Table(
     Index("ix_proposals_subject", "subject_key"),
 )
 
+retrieval_events = Table(
+    "retrieval_events",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("trace_ids", Text, nullable=False),
+    Column("at", Float, nullable=False),
+    Column("consolidated", Integer, nullable=False, server_default=text("0")),
+    Index("ix_retrieval_events_at", "consolidated", "at"),
+)
+
 leases = Table(
     "leases",
     metadata,

@@ -14,6 +14,8 @@ such words rank little and cost most.
 from __future__ import annotations
 
 import re
+import sqlite3
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -91,6 +93,9 @@ class Filters:
     scope_id: str | None = None
     tags: tuple[str, ...] = ()
 
+    def only_active(self) -> bool:
+        return self.type is None and self.scope is None and self.scope_id is None and not self.tags
+
     def sql(self) -> tuple[str, dict[str, Any]]:
         clauses = ["t.deleted = 0"]
         params: dict[str, Any] = {}
@@ -142,7 +147,7 @@ def search(
         rows = _bm25(conn, query, filters, limit)
         if rows is None or (not rows and not _FTS_SYNTAX.search(query) and len(query.split()) > 1):
             mode = "natural"
-            fts_query = natural_query(conn, query, brain.settings)
+            fts_query = natural_query(conn, query, brain.settings, brain.url)
             rows = _bm25(conn, fts_query, filters, limit) if fts_query else []
             rows = rows or []
     s = brain.settings
@@ -162,27 +167,104 @@ def search(
     return SearchResponse(hits, mode, fts_query)
 
 
+_RANK_SQL = (
+    f"SELECT rowid, bm25({FTS_TABLE}) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
+    f"ORDER BY bm25({FTS_TABLE}) LIMIT ?"
+)
+# Extra ranks fetched when ranking before filtering, to cover deleted traces.
+_OVERFETCH = 10
+
+
 def _bm25(
     conn: Connection, match: str, filters: Filters, limit: int
 ) -> list[tuple[Trace, float]] | None:
     """Rows matching ``match`` best first, or None when FTS5 rejects its syntax."""
+    try:
+        if filters.only_active():
+            return _rank_then_fetch(conn, match, limit)
+        return _filtered(conn, match, filters, limit)
+    except (OperationalError, sqlite3.OperationalError) as e:
+        message = str(getattr(e, "orig", e)).lower()
+        if any(s in message for s in _SYNTAX_ERRORS):
+            return None
+        raise
+
+
+def _filtered(
+    conn: Connection, match: str, filters: Filters, limit: int
+) -> list[tuple[Trace, float]]:
+    """Join every match to its trace so filters apply before the limit."""
     where, params = filters.sql()
     sql = text(
         f"SELECT t.*, bm25({FTS_TABLE}) AS _score FROM {FTS_TABLE} "
         f"JOIN memory_traces t ON t.seq = {FTS_TABLE}.rowid "
         f"WHERE {FTS_TABLE} MATCH :match AND {where} ORDER BY _score LIMIT :limit"
     )
-    try:
-        result = conn.execute(sql, {"match": match, "limit": limit, **params}).all()
-    except OperationalError as e:
-        message = str(e.orig).lower()
-        if any(s in message for s in _SYNTAX_ERRORS):
-            return None
-        raise
+    result = conn.execute(sql, {"match": match, "limit": limit, **params}).all()
     return [(Trace.from_row(r), r._mapping["_score"]) for r in result]
 
 
-def natural_query(conn: Connection, query: str, settings: Any) -> str:
+def _rank_then_fetch(conn: Connection, match: str, limit: int) -> list[tuple[Trace, float]]:
+    """Without filters: rank in the index alone, then read only the top rows.
+
+    Joining every match to its row costs one table lookup per match (thousands
+    for a common word); ranking first costs lookups only for the top few.
+    Soft-deleted traces stay in the index (for as-of queries), so the ranking
+    over-fetches and widens until ``limit`` active traces are found or the
+    matches run out.
+    """
+    want = limit + _OVERFETCH
+    # The driver's cursor directly: this is the hot path of every search, and
+    # SQLAlchemy's statement and result machinery doubled its fixed cost.
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        while True:
+            ranked = cursor.execute(_RANK_SQL, (match, want)).fetchall()
+            if not ranked:
+                return []
+            scores = {r[0]: r[1] for r in ranked}
+            marks = ", ".join(str(int(seq)) for seq in scores)
+            cursor.execute(f"SELECT * FROM memory_traces WHERE seq IN ({marks}) AND deleted = 0")
+            names = [d[0] for d in cursor.description]
+            rows = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+            if len(rows) >= limit or len(ranked) < want:
+                best = sorted(rows, key=lambda r: scores[r["seq"]])[:limit]
+                return [(Trace.from_mapping(r), scores[r["seq"]]) for r in best]
+            want *= 4
+    finally:
+        cursor.close()
+
+
+class _TermShares:
+    """Document frequencies of stems, cached per brain.
+
+    Reading a frequency from fts5vocab walks the term's whole posting list --
+    longest for exactly the common words the lookup is meant to drop -- so the
+    numbers are cached and dropped when the brain has grown by a tenth.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_brain: dict[str, tuple[int, dict[str, int]]] = {}
+
+    def df(self, conn: Connection, key: str, total: int, stems: list[str]) -> dict[str, int]:
+        with self._lock:
+            basis, cache = self._by_brain.get(key, (0, {}))
+            if total > basis * 1.1 or total < basis:
+                basis, cache = total, {}
+                self._by_brain[key] = (basis, cache)
+            missing = [s for s in stems if s not in cache]
+        vocab = text(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = :term")
+        found = {s: int(conn.execute(vocab, {"term": s}).scalar() or 0) for s in missing}
+        with self._lock:
+            cache.update(found)
+            return {s: cache.get(s, found.get(s, 0)) for s in stems}
+
+
+_term_shares = _TermShares()
+
+
+def natural_query(conn: Connection, query: str, settings: Any, cache_key: str = "") -> str:
     """An FTS5 query from plain words: content words, quoted, OR-ed.
 
     On a brain of at least ``search_term_share_min_docs`` traces, words found
@@ -195,8 +277,9 @@ def natural_query(conn: Connection, query: str, settings: Any) -> str:
     total = conn.execute(text("SELECT coalesce(max(seq), 0) FROM memory_traces")).scalar_one()
     if total >= settings.search_term_share_min_docs and len(terms) > 1:
         limit = settings.search_max_term_share * total
-        vocab = text(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = :term")
-        df = {w: conn.execute(vocab, {"term": stem(w)}).scalar() or 0 for w in terms}
+        stems = {w: stem(w) for w in terms}
+        df_by_stem = _term_shares.df(conn, cache_key or "-", total, list(stems.values()))
+        df = {w: df_by_stem[stems[w]] for w in terms}
         kept = [w for w in terms if df[w] <= limit]
         terms = kept or [min(terms, key=lambda w: df[w])]
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in terms)

@@ -72,8 +72,36 @@ class Settings(BaseSettings):
         description="FULL: a committed write survives power loss; NORMAL trades that for speed.",
     )
 
-    # -- queue ------------------------------------------------------------
+    # -- queue and workers ----------------------------------------------------
     redis_url: str | None = Field(None, description="Unset: embedded mode (in-process broker).")
+    redis_heartbeat_timeout_ms: int = Field(
+        15_000,
+        ge=1_000,
+        description="A worker silent this long is dead and its unacked jobs are redelivered.",
+    )
+    redis_maintenance_chance: int = Field(
+        50_000,
+        ge=1,
+        le=1_000_000,
+        description="Per million broker calls, how many look for dead workers' jobs.",
+    )
+    worker_threads: int = Field(4, ge=1, le=64, description="Threads per worker process.")
+    ingest_batch: int = Field(
+        64, ge=0, le=1_000, description="Other pending turns one ingest job may take along."
+    )
+    ingest_max_attempts: int = Field(
+        6, ge=1, description="Failed attempts after which a turn is marked failed."
+    )
+    reconcile_after_s: float = Field(
+        60.0, gt=0, description="Pending turns older than this are re-enqueued by reconcile."
+    )
+
+    # -- api ----------------------------------------------------------------
+    api_host: str = Field("127.0.0.1", description="Address the API binds.")
+    api_port: int = Field(8420, ge=1, le=65_535, description="Port the API binds.")
+    api_max_body_bytes: int = Field(
+        1_048_576, ge=1_024, description="Larger request bodies are refused with 413."
+    )
 
     # -- search -----------------------------------------------------------
     search_max_term_share: float = Field(
@@ -95,6 +123,42 @@ class Settings(BaseSettings):
     decay_stability_growth: float = Field(
         1.0, ge=0, description="How much each doubling of retrievals stretches stability."
     )
+
+    # -- embeddings -------------------------------------------------------------
+    embedder: Literal["minilm", "openai", "stub", "none"] = Field(
+        "minilm",
+        description="minilm: local ONNX all-MiniLM-L6-v2 (offline); openai: an "
+        "OpenAI-compatible /embeddings endpoint; stub: deterministic test vectors; none.",
+    )
+    embed_endpoints: list[str] = Field(
+        default_factory=list,
+        description="Base URLs of OpenAI-compatible embedding endpoints, tried in order.",
+    )
+    embed_model: str = Field("text-embedding-3-small", description="Remote embedding model.")
+    embed_api_key: str | None = Field(None, description="Bearer key for the embedding endpoints.")
+    embed_dim: int | None = Field(None, ge=1, description="Requested dimensions (remote only).")
+    embed_timeout_s: float = Field(30.0, gt=0, description="Per-request timeout, remote embedder.")
+    embed_batch_size: int = Field(64, ge=1, le=2048, description="Texts per embedding batch.")
+    embed_threads: int = Field(2, ge=1, description="Threads the local model may use.")
+
+    # -- fact extraction ----------------------------------------------------------
+    llm_base_url: str | None = Field(
+        None, description="OpenAI-compatible chat endpoint; unset: the offline extractor."
+    )
+    llm_model: str = Field("gpt-4o-mini", description="Chat model for fact extraction.")
+    llm_api_key: str | None = Field(None, description="Bearer key for the chat endpoint.")
+    llm_timeout_s: float = Field(20.0, gt=0, description="Per-request timeout for the LLM.")
+    llm_max_retries: int = Field(2, ge=0, le=10, description="Retries after a failed LLM call.")
+    extract_importance_threshold: float = Field(
+        0.4, ge=0, le=1, description="Facts below this boosted importance are not stored."
+    )
+    extract_max_per_turn: int = Field(3, ge=0, le=20, description="Facts kept per turn at most.")
+    personality_honesty: float = Field(0.5, ge=0, le=1, description="HEXACO H trait, 0..1.")
+    personality_emotionality: float = Field(0.5, ge=0, le=1, description="HEXACO E trait, 0..1.")
+    personality_extraversion: float = Field(0.5, ge=0, le=1, description="HEXACO X trait, 0..1.")
+    personality_agreeableness: float = Field(0.5, ge=0, le=1, description="HEXACO A trait.")
+    personality_conscientiousness: float = Field(0.5, ge=0, le=1, description="HEXACO C trait.")
+    personality_openness: float = Field(0.5, ge=0, le=1, description="HEXACO O trait, 0..1.")
 
     # -- logging ------------------------------------------------------------
     log_level: str = Field("WARNING", description="Root log level (DEBUG, INFO, WARNING, ...).")

@@ -35,6 +35,15 @@ def new_trace_id() -> str:
     return f"mt_{uuid.uuid4()}"
 
 
+def _loads(raw: str) -> Any:
+    """json.loads, with the common empty values skipped past the parser."""
+    if raw == "[]":
+        return []
+    if raw == "{}":
+        return {}
+    return json.loads(raw)
+
+
 @dataclass(frozen=True)
 class Trace:
     """One row of memory_traces, decoded."""
@@ -65,7 +74,11 @@ class Trace:
 
     @classmethod
     def from_row(cls, row: Any) -> Trace:
-        m = row._mapping
+        return cls.from_mapping(row._mapping)
+
+    @classmethod
+    def from_mapping(cls, m: Any) -> Trace:
+        """From any mapping of column names to values."""
         return cls(
             seq=m["seq"],
             id=m["id"],
@@ -75,7 +88,7 @@ class Trace:
             scope_id=m["scope_id"],
             content=m["content"],
             content_hash=m["content_hash"],
-            tags=json.loads(m["tags"]),
+            tags=_loads(m["tags"]),
             importance=m["importance"],
             strength=m["strength"],
             stability=m["stability"],
@@ -84,8 +97,8 @@ class Trace:
             occurred_at=m["occurred_at"],
             last_accessed=m["last_accessed"],
             retrieval_count=m["retrieval_count"],
-            metadata=json.loads(m["metadata"]),
-            sources=json.loads(m["sources"]),
+            metadata=_loads(m["metadata"]),
+            sources=_loads(m["sources"]),
             deleted=bool(m["deleted"]),
             deleted_reason=m["deleted_reason"],
             deleted_at=m["deleted_at"],

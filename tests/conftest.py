@@ -53,3 +53,29 @@ def brain_digest(brain: mc.Brain) -> str:
 def digest() -> Callable[[mc.Brain], str]:
     """``digest(brain)`` before and after a refused call must be equal."""
     return brain_digest
+
+
+REDIS_TEST_URL = "redis://127.0.0.1:6379/13"
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A real Redis on a dedicated database index, flushed before and after.
+
+    Skips when no Redis answers locally; in CI (CI=true) a missing Redis fails.
+    """
+    import os
+
+    import redis
+
+    client = redis.Redis.from_url(REDIS_TEST_URL)
+    try:
+        client.ping()
+    except redis.ConnectionError:
+        if os.environ.get("CI"):
+            pytest.fail("Redis is required in CI and is not reachable on 127.0.0.1:6379")
+        pytest.skip("no Redis on 127.0.0.1:6379")
+    client.flushdb()
+    yield REDIS_TEST_URL
+    client.flushdb()
+    client.close()

@@ -14,6 +14,7 @@ import typer
 
 import memory_core as mc
 from memctl.cli import app
+from memory_core.db import head_revision
 
 
 def memctl(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
@@ -91,7 +92,7 @@ def test_text_output_is_readable(brain_arg: list[str]) -> None:
 
 def test_migrate_creates_the_brain_at_head(brain_arg: list[str], tmp_path: Path) -> None:
     doc = ok_json(*brain_arg, "migrate")
-    assert doc["revision"] == "0001"
+    assert doc["revision"] == head_revision()
     assert (tmp_path / "brain.sqlite").exists()
 
 

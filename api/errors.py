@@ -1,0 +1,70 @@
+"""One table from memory_core's errors to HTTP statuses, and the error body shape.
+
+Every error answers ``{"error": {"code", "message"}}``; a validation error
+names the offending field first in its message.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+import memory_core as mc
+
+log = logging.getLogger(__name__)
+
+STATUS: dict[type[mc.ReverieError], int] = {
+    mc.InvalidArgument: 422,
+    mc.NotFound: 404,
+    mc.Conflict: 409,
+    mc.NotEnabled: 501,
+    mc.BrainNotFound: 503,
+    mc.BrainError: 503,
+    mc.ConfigError: 500,
+}
+CODE_STATUS = {cls.code: status for cls, status in STATUS.items()}
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+def status_for(error: mc.ReverieError) -> int:
+    return next((s for cls, s in STATUS.items() if isinstance(error, cls)), 500)
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    return ".".join(parts) or "body"
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(mc.ReverieError)
+    async def _reverie(_: Request, exc: mc.ReverieError) -> JSONResponse:
+        status = status_for(exc)
+        if status >= 500:
+            log.error("request failed: %s", exc)
+        return JSONResponse(error_body(exc.code, str(exc)), status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+        field = _field(tuple(first.get("loc", ())))
+        if first.get("type") == "json_invalid":
+            message = f"body: malformed JSON ({first.get('msg')})"
+        else:
+            message = f"{field}: {first.get('msg')}"
+        return JSONResponse(error_body("invalid_argument", message), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(
+            exc.status_code, "http_error"
+        )
+        return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)

@@ -1,0 +1,62 @@
+"""Request bodies.  Unknown fields are refused; types are not coerced."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TraceType = Literal["episodic", "semantic", "procedural", "prospective", "relational"]
+Scope = Literal["thread", "user", "persona", "organization"]
+Id = Field(min_length=1, max_length=256)
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TurnIn(Body):
+    user: str
+    assistant: str
+    scope: Scope
+    scope_id: str = Field(min_length=1, max_length=256)
+    conversation_id: str | None = Field(None, min_length=1, max_length=256)
+    timestamp: datetime | None = Field(
+        None, description="When the exchange happened, ISO 8601 (naive times are UTC)."
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    idempotency_key: str | None = Field(None, min_length=1, max_length=256)
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "example": {
+                "user": "I moved to Lisbon last month.",
+                "assistant": "How is it going?",
+                "scope": "user",
+                "scope_id": "alice",
+            }
+        },
+    )
+
+
+class MemoryIn(Body):
+    content: str = Field(min_length=1)
+    type: TraceType = "episodic"
+    scope: Scope = "user"
+    scope_id: str | None = Field(None, min_length=1, max_length=256)
+    tags: list[str] = Field(default_factory=list)
+    importance: float = Field(0.5, ge=0.0, le=1.0)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    timestamp: datetime | None = None
+
+
+class MemoryPatch(Body):
+    content: str | None = Field(None, min_length=1)
+    tags: list[str] | None = None
+
+
+class MergeIn(Body):
+    ids: list[str] = Field(min_length=2)
+    content: str | None = Field(None, min_length=1)

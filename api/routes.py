@@ -1,0 +1,254 @@
+"""The /v1 routes, /healthz and /readyz."""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import JSONResponse
+
+import memory_core as mc
+from api.errors import CODE_STATUS, error_body
+from api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn
+from memory_core import feedback, ingest
+from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
+from workers import Workers
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+
+
+def _brain(request: Request) -> mc.Brain:
+    brain: mc.Brain = request.app.state.brain
+    return brain
+
+
+def _workers(request: Request) -> Workers:
+    workers: Workers = request.app.state.workers
+    return workers
+
+
+def _epoch(value: datetime | None) -> float | None:
+    if value is None:
+        return None
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+
+
+def _enqueue(what: str, send: Any, *args: Any) -> bool:
+    """Enqueue, but never fail the request: the brain already holds the work,
+    and reconcile re-enqueues what the queue did not get."""
+    try:
+        send(*args)
+        return True
+    except Exception as e:  # broker down: reconcile covers it
+        log.warning("could not enqueue %s: %s", what, e)
+        return False
+
+
+@router.post("/v1/turns", status_code=202, tags=["turns"])
+def post_turn(body: TurnIn, request: Request) -> dict[str, Any]:
+    """Accept a conversation turn: committed to the inbox, then queued for ingest."""
+    turn = ingest.Turn(
+        user=body.user,
+        assistant=body.assistant,
+        scope=body.scope,
+        scope_id=body.scope_id,
+        conversation_id=body.conversation_id,
+        timestamp=_epoch(body.timestamp),
+        metadata=body.metadata,
+        idempotency_key=body.idempotency_key,
+    )
+    accepted = ingest.accept_turn(_brain(request), turn)
+    enqueued = False
+    if not accepted.duplicate:
+        enqueued = _enqueue("ingest", _workers(request).actors.ingest_turn.send, accepted.turn_id)
+    return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
+
+
+@router.get("/v1/turns/{turn_id}", tags=["turns"])
+def get_turn(turn_id: str, request: Request) -> dict[str, Any]:
+    """A turn's ingestion status: pending, done or failed."""
+    return ingest.turn_status(_brain(request), turn_id)
+
+
+def _send_embed(request: Request, trace_ids: list[str]) -> None:
+    workers = _workers(request)
+    settings: mc.Settings = request.app.state.settings
+    if settings.embedder != "none":
+        _enqueue("embed", workers.actors.send_embed, trace_ids, settings.embed_batch_size)
+
+
+@router.post("/v1/memories", status_code=201, tags=["memories"])
+def post_memory(body: MemoryIn, request: Request) -> dict[str, Any]:
+    """Store one memory trace; searchable when this answers."""
+    brain = _brain(request)
+    trace_id = mc.add_trace(
+        brain,
+        body.content,
+        type=body.type,
+        scope=body.scope,
+        scope_id=body.scope_id,
+        tags=body.tags,
+        importance=body.importance,
+        metadata=body.metadata,
+        occurred_at=_epoch(body.timestamp),
+    )
+    _send_embed(request, [trace_id])
+    return mc.get_trace(brain, trace_id).to_dict()
+
+
+@router.get("/v1/memories/{trace_id}", tags=["memories"])
+def get_memory(trace_id: str, request: Request, include_deleted: bool = False) -> dict[str, Any]:
+    """One trace in full."""
+    return mc.get_trace(_brain(request), trace_id, include_deleted=include_deleted).to_dict()
+
+
+@router.patch("/v1/memories/{trace_id}", tags=["memories"])
+def patch_memory(
+    trace_id: str,
+    body: MemoryPatch,
+    request: Request,
+    if_match: Annotated[
+        str | None, Header(description="Expected version (compare-and-set).")
+    ] = None,
+) -> dict[str, Any]:
+    """Replace content and/or tags; with If-Match, only if the version still matches."""
+    if body.content is None and body.tags is None:
+        raise mc.InvalidArgument("body: give content and/or tags")
+    expected = None
+    if if_match is not None:
+        if not if_match.strip('"').isdigit():
+            raise mc.InvalidArgument("If-Match: must be the trace's version number")
+        expected = int(if_match.strip('"'))
+    trace = mc.update_trace(
+        _brain(request), trace_id, content=body.content, tags=body.tags, expected_version=expected
+    )
+    if trace is None:
+        raise mc.NotFound(f"no active trace {trace_id}")
+    if body.content is not None:
+        _send_embed(request, [trace_id])
+    return trace.to_dict()
+
+
+@router.delete("/v1/memories/{trace_id}", tags=["memories"])
+def delete_memory(trace_id: str, request: Request) -> dict[str, Any]:
+    """Soft-delete: kept for audit, never returned by search."""
+    if not mc.delete_trace(_brain(request), trace_id):
+        raise mc.NotFound(f"no active trace {trace_id}")
+    return {"deleted": True, "id": trace_id}
+
+
+@router.post("/v1/memories/merge", tags=["memories"])
+def merge_memories(body: MergeIn, request: Request) -> dict[str, Any]:
+    """Merge traces into the most-retrieved one."""
+    result = mc.merge_traces(_brain(request), body.ids, merged_content=body.content)
+    _send_embed(request, [result.survivor_id])
+    return {"survivor_id": result.survivor_id, "deleted_ids": result.deleted_ids}
+
+
+@router.get("/v1/search", tags=["search"])
+def search(
+    request: Request,
+    q: Annotated[str, Query(min_length=1, description="FTS5 syntax or plain words.")],
+    type: Annotated[str | None, Query()] = None,
+    scope: Annotated[str | None, Query()] = None,
+    scope_id: Annotated[str | None, Query()] = None,
+    tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 10,
+) -> dict[str, Any]:
+    """Search, best first; the read writes nothing (feedback is queued)."""
+    tag_list = [t.strip() for t in tags.split(",") if t.strip()] if tags else None
+    response = mc.search(
+        _brain(request), q, type=type, scope=scope, scope_id=scope_id, tags=tag_list, limit=limit
+    )
+    ids = [h.trace.id for h in response.results]
+    if ids:
+        _enqueue(
+            "record_retrieval",
+            _workers(request).actors.record_retrieval.send,
+            feedback.new_event_id(),
+            ids,
+            time.time(),
+        )
+    return response.to_dict()
+
+
+@router.get("/v1/tools", tags=["tools"])
+def list_tools() -> dict[str, Any]:
+    """The six tools' JSON schemas, usable as LLM function definitions."""
+    return {"tools": [{"name": n, **spec} for n, spec in TOOL_SCHEMAS.items()]}
+
+
+@router.post("/v1/tools/{name}", tags=["tools"])
+def call(
+    name: str,
+    arguments: dict[str, Any],
+    request: Request,
+    x_reverie_user: Annotated[str | None, Header()] = None,
+    x_reverie_thread: Annotated[str | None, Header()] = None,
+    x_reverie_persona: Annotated[str | None, Header()] = None,
+    x_reverie_organization: Annotated[str | None, Header()] = None,
+) -> Response:
+    """An LLM's tool call; the body is its arguments, the answer its result.
+
+    Scope ids for the call come from the X-Reverie-User/-Thread/-Persona/
+    -Organization headers.
+    """
+    if name not in TOOL_SCHEMAS:
+        return JSONResponse(error_body("not_found", f"no tool {name!r}"), status_code=404)
+    scope_ids = {
+        k: v
+        for k, v in {
+            "user": x_reverie_user,
+            "thread": x_reverie_thread,
+            "persona": x_reverie_persona,
+            "organization": x_reverie_organization,
+        }.items()
+        if v
+    }
+    result = call_tool(name, arguments, ToolContext(_brain(request), scope_ids))
+    if "error" in result:
+        return JSONResponse(result, status_code=CODE_STATUS.get(result["error"]["code"], 400))
+    if name == "memory_add":
+        _send_embed(request, [result["traceId"]])
+    return JSONResponse(result)
+
+
+@router.get("/healthz", tags=["ops"])
+def healthz() -> dict[str, str]:
+    """The process is up."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz", tags=["ops"])
+def readyz(request: Request) -> JSONResponse:
+    """Brain and broker reachable."""
+    checks = {"brain": _check_brain(request), "broker": _check_broker(request)}
+    ok = all(v == "ok" for v in checks.values())
+    return JSONResponse(
+        {"status": "ok" if ok else "unavailable", "checks": checks}, status_code=200 if ok else 503
+    )
+
+
+def _check_brain(request: Request) -> str:
+    try:
+        with _brain(request).read() as conn:
+            conn.exec_driver_sql("SELECT 1").scalar()
+        return "ok"
+    except mc.ReverieError as e:
+        return str(e)
+
+
+def _check_broker(request: Request) -> str:
+    broker = _workers(request).broker
+    client = getattr(broker, "client", None)
+    if client is None:
+        return "ok"  # in-process broker
+    try:
+        client.ping()
+        return "ok"
+    except Exception as e:  # any client failure means not ready
+        return f"unreachable: {type(e).__name__}"

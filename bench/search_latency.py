@@ -1,0 +1,523 @@
+"""Search latency and add throughput of memory_core against bare SQLite.
+
+Builds synthetic brains (sentences drawn from a Zipf-distributed vocabulary,
+deterministic from the seed) and measures, per brain size:
+
+* ``memory_core.search`` against the bare FTS5 query it ends up running
+  (the same MATCH string, ``bm25`` order, ``LIMIT 10``) on a plain ``sqlite3``
+  connection to the same file, interleaved query by query;
+* single-trace ``memory_core.add_trace`` calls against a bare
+  ``BEGIN IMMEDIATE; INSERT; INSERT INTO fts; COMMIT`` of the same columns,
+  alternating in blocks.
+
+Run from the repository root::
+
+    python -m bench.search_latency --sizes 10000,100000 --json /tmp/latency.json
+
+The acceptance bar: at 100k traces, the search p50 ratio (memory_core / bare)
+is at most 1.5 and the add throughput ratio (memory_core / bare) at least 0.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import platform
+import sqlite3
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import memory_core
+from memory_core import Brain, NewTrace, Settings
+from memory_core.db import MMAP_BYTES
+from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
+from memory_core.textutil import STOPWORDS
+
+log = logging.getLogger(__name__)
+
+VOCAB_SIZE = 20_000
+ZIPF_EXPONENT = 1.0
+BATCH_SIZE = 5_000
+ADD_BLOCKS = 10
+SEARCH_LIMIT = 10
+BAR_SIZE = 100_000
+BAR_SEARCH_P50_RATIO = 1.5
+BAR_ADD_RATIO = 0.5
+
+# The most frequent words, in rank order: real words (some of them stopwords,
+# some the words of the question templates below) so that natural-language
+# questions hit many rows.  Made-up words fill the rest of the vocabulary.
+COMMON_WORDS = (
+    "the user and to said a of project in likes meeting is prefers with team for "
+    "mentioned on today week work asked about time plan call friday email coffee "
+    "code review last talk discussion opinion family trip budget report deadline "
+    "morning dinner music book doctor garden weekend launch client design remind"
+).split()
+TAG_POOL = (
+    "work family health travel food music finance code meeting hobby home "
+    "shopping fitness reading learning friends pets garden car weather"
+).split()
+KEYWORD_FORMS = ("{a} {b}", "{a} OR {b}", "{a} AND {b} NOT {c}", "{a} {p}*", '"{a} {b}"')
+QUESTION_FORMS = (
+    "what did the user say about {a} and {b}?",
+    "does the user prefer {a} or {b}?",
+    "when did we last talk about {a}?",
+    "what's the user's opinion on {a}, {b} and {c}?",
+    "remind me: {a} {b}?",
+    "who mentioned {a} during the {b} discussion?",
+)
+_ONSETS = "b br c ch d dr f fl g gr h j k kl l m n p pl qu r s sh sk st t th tr v w z".split()
+_VOWELS = "a e i o u ai ea io ou".split()
+_CODAS = ["", "", "n", "r", "l", "s", "t", "m", "nd", "rk", "st"]
+
+BARE_SEARCH_SQL = (
+    f"SELECT rowid, bm25({FTS_TABLE}) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
+    f"ORDER BY bm25({FTS_TABLE}) LIMIT {SEARCH_LIMIT}"
+)
+BARE_COUNT_SQL = f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ?"
+BARE_INSERT_SQL = (
+    "INSERT INTO memory_traces (id, brain_id, type, scope, scope_id, content, content_hash, "
+    "tags, importance, strength, stability, created_at, updated_at, occurred_at, "
+    "retrieval_count, metadata, sources, deleted, version) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1)"
+)
+BARE_FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags) VALUES (?, ?, ?)"
+
+
+# -- synthetic data ------------------------------------------------------------
+
+
+def make_vocab(seed: int, size: int = VOCAB_SIZE) -> list[str]:
+    """COMMON_WORDS then distinct made-up words, in Zipf rank order."""
+    rng = np.random.default_rng([seed, 0])
+    words = list(COMMON_WORDS)
+    seen = set(words) | STOPWORDS
+    while len(words) < size:
+        n = 4 * (size - len(words))
+        syllables = rng.integers(2, 4, size=n)
+        onsets = rng.integers(len(_ONSETS), size=(n, 3))
+        vowels = rng.integers(len(_VOWELS), size=(n, 3))
+        codas = rng.integers(len(_CODAS), size=(n, 3))
+        for i in range(n):
+            word = "".join(
+                _ONSETS[onsets[i, j]] + _VOWELS[vowels[i, j]] + _CODAS[codas[i, j]]
+                for j in range(syllables[i])
+            )
+            if word not in seen:
+                seen.add(word)
+                words.append(word)
+                if len(words) == size:
+                    break
+    return words
+
+
+def zipf_probabilities(size: int, exponent: float = ZIPF_EXPONENT) -> np.ndarray:
+    """P(rank k) proportional to 1 / k**exponent, for k = 1..size."""
+    weights: np.ndarray = 1.0 / np.arange(1, size + 1, dtype=np.float64) ** exponent
+    return weights / weights.sum()
+
+
+def make_sentences(rng: np.random.Generator, vocab: Sequence[str], n: int) -> list[str]:
+    """``n`` sentences of 8-25 Zipf-drawn words, capitalised, ending in a full stop."""
+    lengths = rng.integers(8, 26, size=n)
+    tokens = rng.choice(len(vocab), size=int(lengths.sum()), p=zipf_probabilities(len(vocab)))
+    words = np.asarray(vocab, dtype=object)[tokens]
+    ends = np.cumsum(lengths)
+    sentences = []
+    for end, length in zip(ends, lengths, strict=True):
+        text = " ".join(words[end - length : end])
+        sentences.append(text[0].upper() + text[1:] + ".")
+    return sentences
+
+
+def make_traces(seed: int, vocab: Sequence[str], n: int) -> list[NewTrace]:
+    """``n`` traces with varied type, scope, scope id and 1-3 tags."""
+    rng = np.random.default_rng([seed, 1, n])
+    contents = make_sentences(rng, vocab, n)
+    types = rng.integers(len(TRACE_TYPES), size=n)
+    scopes = rng.integers(len(SCOPES), size=n)
+    scope_ids = rng.integers(50, size=n)
+    tag_counts = rng.integers(1, 4, size=n)
+    traces = []
+    for i, content in enumerate(contents):
+        tags = rng.choice(len(TAG_POOL), size=tag_counts[i], replace=False)
+        traces.append(
+            NewTrace(
+                content=content,
+                type=TRACE_TYPES[types[i]],
+                scope=SCOPES[scopes[i]],
+                scope_id=f"{SCOPES[scopes[i]]}-{scope_ids[i]}",
+                tags=[TAG_POOL[t] for t in tags],
+            )
+        )
+    return traces
+
+
+def _pick(rng: np.random.Generator, words: Sequence[str], max_rank: int) -> str:
+    """A word whose rank is log-uniform in [1, max_rank]: common words often, rare ones too."""
+    rank = int(np.exp(rng.uniform(0.0, np.log(min(max_rank, len(words))))))
+    return words[rank - 1]
+
+
+def make_queries(seed: int, vocab: Sequence[str], n: int) -> list[str]:
+    """Alternately an FTS5 keyword query and a natural-language question."""
+    rng = np.random.default_rng([seed, 2, n])
+    content = [w for w in vocab if w not in STOPWORDS]
+    queries = []
+    for i in range(n):
+        if i % 2 == 0:
+            form = KEYWORD_FORMS[int(rng.integers(len(KEYWORD_FORMS)))]
+            a, b, c = (_pick(rng, content, 2_000) for _ in range(3))
+            queries.append(form.format(a=a, b=b, c=c, p=b[:3]))
+        else:
+            form = QUESTION_FORMS[int(rng.integers(len(QUESTION_FORMS)))]
+            a, b, c = (_pick(rng, content, 8_000) for _ in range(3))
+            queries.append(form.format(a=a, b=b, c=c))
+    return queries
+
+
+# -- brains and bare connections -----------------------------------------------
+
+
+def fill_brain(brain: Brain, traces: Sequence[NewTrace]) -> float:
+    """Store the traces through memory_core in batches; returns the seconds taken."""
+    start = time.perf_counter()
+    for i in range(0, len(traces), BATCH_SIZE):
+        memory_core.add_traces(brain, traces[i : i + BATCH_SIZE])
+        log.info("  stored %d/%d traces", min(i + BATCH_SIZE, len(traces)), len(traces))
+    return time.perf_counter() - start
+
+
+def bare_connect(path: Path, settings: Settings) -> sqlite3.Connection:
+    """A plain sqlite3 connection with the pragmas memory_core's engine sets."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(settings.sqlite_busy_timeout_ms)}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA synchronous = {settings.sqlite_synchronous}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+    return conn
+
+
+# -- search latency --------------------------------------------------------------
+
+
+def _percentiles(values_ms: Sequence[float]) -> dict[str, float]:
+    """p50 and p95 of a list of milliseconds."""
+    p50, p95 = np.percentile(np.asarray(values_ms), [50, 95])
+    return {"p50_ms": round(float(p50), 4), "p95_ms": round(float(p95), 4)}
+
+
+def _search_pair(brain: Brain, bare: sqlite3.Connection, query: str) -> dict[str, Any]:
+    """memory_core.search, then the bare FTS5 query on its final MATCH string."""
+    t0 = time.perf_counter_ns()
+    response = memory_core.search(brain, query, limit=SEARCH_LIMIT)
+    t1 = time.perf_counter_ns()
+    rows: list[Any] = []
+    if response.fts_query:
+        rows = bare.execute(BARE_SEARCH_SQL, (response.fts_query,)).fetchall()
+    t2 = time.perf_counter_ns()
+    return {
+        "mode": response.mode,
+        "fts_query": response.fts_query,
+        "memory_ms": (t1 - t0) / 1e6,
+        "bare_ms": (t2 - t1) / 1e6,
+        "hits": len(response.results),
+        "same_top": {h.trace.seq for h in response.results} == {r[0] for r in rows},
+    }
+
+
+def _summary(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Percentiles of both sides and their ratios for a list of paired samples."""
+    memory = _percentiles([s["memory_ms"] for s in samples])
+    bare = _percentiles([s["bare_ms"] for s in samples])
+    return {
+        "queries": len(samples),
+        "memory": memory,
+        "bare": bare,
+        "ratio_p50": round(memory["p50_ms"] / bare["p50_ms"], 3),
+        "ratio_p95": round(memory["p95_ms"] / bare["p95_ms"], 3),
+    }
+
+
+def time_searches(brain: Brain, bare: sqlite3.Connection, queries: Sequence[str]) -> dict[str, Any]:
+    """Paired search timings after one untimed warm-up pass over every query."""
+    for query in queries:
+        _search_pair(brain, bare, query)
+    samples = [_search_pair(brain, bare, q) for q in queries]
+    result = _summary(samples)
+    result["by_mode"] = {
+        mode: _summary([s for s in samples if s["mode"] == mode])
+        for mode in sorted({s["mode"] for s in samples})
+    }
+    result["modes"] = dict(Counter(s["mode"] for s in samples))
+    result["mean_hits"] = round(float(np.mean([s["hits"] for s in samples])), 2)
+    result["same_top_results"] = sum(s["same_top"] for s in samples)
+    matched = [
+        bare.execute(BARE_COUNT_SQL, (s["fts_query"],)).fetchone()[0]
+        for s in samples
+        if s["fts_query"]
+    ]
+    result["matched_rows_p50"] = int(np.percentile(matched, 50)) if matched else 0
+    result["matched_rows_p95"] = int(np.percentile(matched, 95)) if matched else 0
+    return result
+
+
+# -- add throughput ---------------------------------------------------------------
+
+
+def bare_add(conn: sqlite3.Connection, brain_id: str, content: str) -> None:
+    """One trace and its index entry in one IMMEDIATE transaction, as add_trace writes it."""
+    now = time.time()
+    tags_json = json.dumps(["a", "b"], ensure_ascii=False, separators=(",", ":"))
+    values = (
+        f"mt_{uuid.uuid4()}",
+        brain_id,
+        "episodic",
+        "user",
+        "u1",
+        content,
+        hashlib.sha256(content.encode("utf-8")).hexdigest(),
+        tags_json,
+        0.5,
+        now,
+        now,
+        now,
+        "{}",
+        "[]",
+    )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        seq = conn.execute(BARE_INSERT_SQL, values).lastrowid
+        conn.execute(BARE_FTS_INSERT_SQL, (seq, content, tags_json))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def memory_add(brain: Brain, content: str) -> None:
+    """One agent-style memory_add: a single trace in its own transaction."""
+    memory_core.add_trace(
+        brain, content, type="episodic", scope="user", scope_id="u1", tags=["a", "b"]
+    )
+
+
+def _timed_block(add: Callable[[str], None], contents: Sequence[str]) -> float:
+    """Seconds taken to add each content with ``add``."""
+    start = time.perf_counter()
+    for content in contents:
+        add(content)
+    return time.perf_counter() - start
+
+
+def time_adds(
+    brain: Brain, bare: sqlite3.Connection, contents: Sequence[str], blocks: int = ADD_BLOCKS
+) -> dict[str, Any]:
+    """Adds per second of each side, alternating blocks (and which side goes first)."""
+    sides: dict[str, Callable[[str], None]] = {
+        "memory": lambda c: memory_add(brain, c),
+        "bare": lambda c: bare_add(bare, brain.brain_id, c),
+    }
+    for name, add in sides.items():  # warm-up: statement caches, pool, pages
+        _timed_block(add, [f"warm-up add {name} {i}" for i in range(10)])
+    half = len(contents) // 2
+    per_block = max(half // blocks, 1)
+    seconds = {"memory": 0.0, "bare": 0.0}
+    counts = {"memory": 0, "bare": 0}
+    for b in range(blocks):
+        order = ("memory", "bare") if b % 2 == 0 else ("bare", "memory")
+        for k, name in enumerate(order):
+            lo = (2 * b + k) * per_block
+            chunk = contents[lo : lo + per_block]
+            seconds[name] += _timed_block(sides[name], chunk)
+            counts[name] += len(chunk)
+    memory_rate = counts["memory"] / seconds["memory"]
+    bare_rate = counts["bare"] / seconds["bare"]
+    return {
+        "adds_per_side": counts["memory"],
+        "blocks": blocks,
+        "memory_adds_per_s": round(memory_rate, 1),
+        "bare_adds_per_s": round(bare_rate, 1),
+        "ratio": round(memory_rate / bare_rate, 3),
+    }
+
+
+# -- driver and report -----------------------------------------------------------
+
+
+def bench_size(
+    settings: Settings, vocab: Sequence[str], n: int, args: argparse.Namespace
+) -> dict[str, Any]:
+    """Build one brain of ``n`` traces in a temporary folder and measure it."""
+    traces = make_traces(args.seed, vocab, n)
+    queries = make_queries(args.seed, vocab, args.queries)
+    add_rng = np.random.default_rng([args.seed, 3, n])
+    add_contents = make_sentences(add_rng, vocab, 2 * args.adds)
+    with tempfile.TemporaryDirectory(prefix="reverie-bench-") as tmp:
+        brain = memory_core.open_brain(settings, url=f"sqlite:///{tmp}/brain.sqlite")
+        log.info("size %d: filling %s", n, brain.path)
+        build_s = fill_brain(brain, traces)
+        bare = bare_connect(brain.path, settings)
+        try:
+            bare.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            size_mb = sum(brain.file_sizes().values()) / 1e6
+            log.info("size %d: timing %d searches", n, len(queries))
+            search = time_searches(brain, bare, queries)
+            log.info("size %d: timing %d adds per side", n, args.adds)
+            adds = time_adds(brain, bare, add_contents)
+        finally:
+            bare.close()
+            memory_core.close_brain(brain.url)
+    return {
+        "traces": n,
+        "build_s": round(build_s, 2),
+        "brain_mb": round(size_mb, 1),
+        "search": search,
+        "adds": adds,
+    }
+
+
+def check_bars(sizes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The acceptance bar, judged on the BAR_SIZE brain (None when it was not run)."""
+    at_bar = next((s for s in sizes if s["traces"] == BAR_SIZE), None)
+    if at_bar is None:
+        return {"size": BAR_SIZE, "search_p50": None, "adds": None}
+    return {
+        "size": BAR_SIZE,
+        "search_p50": at_bar["search"]["ratio_p50"] <= BAR_SEARCH_P50_RATIO,
+        "adds": at_bar["adds"]["ratio"] >= BAR_ADD_RATIO,
+    }
+
+
+def _verdict(ok: bool | None) -> str:
+    return "not run" if ok is None else ("PASS" if ok else "FAIL")
+
+
+SEARCH_ROW = "{:>8} {:>7} {:>7} {:>9} {:>9} {:>6} {:>9} {:>9} {:>6}  {}"
+ADDS_ROW = "{:>8} {:>12} {:>12} {:>7} {:>9}"
+
+
+def _search_rows(size: dict[str, Any]) -> list[str]:
+    """Table rows of one size: all queries, then each mode."""
+    search = size["search"]
+    parts = [("all", search), *search["by_mode"].items()]
+    modes = ", ".join(f"{m} {n}" for m, n in sorted(search["modes"].items()))
+    lines = []
+    for label, part in parts:
+        if label == "all":
+            note = (
+                f"{modes}; {search['same_top_results']}/{search['queries']} "
+                f"same top-10 sets, matched rows p50 {search['matched_rows_p50']} "
+                f"p95 {search['matched_rows_p95']}"
+            )
+        else:
+            note = f"{part['queries']} queries"
+        lines.append(
+            SEARCH_ROW.format(
+                size["traces"],
+                size["brain_mb"],
+                label,
+                f"{part['memory']['p50_ms']:.3f}",
+                f"{part['bare']['p50_ms']:.3f}",
+                f"{part['ratio_p50']:.2f}",
+                f"{part['memory']['p95_ms']:.3f}",
+                f"{part['bare']['p95_ms']:.3f}",
+                f"{part['ratio_p95']:.2f}",
+                note,
+            )
+        )
+    return lines
+
+
+def report(result: dict[str, Any]) -> None:
+    """Print the results as readable tables and the verdict on the bar."""
+    meta = result["meta"]
+    print(
+        f"Reverie search latency / add throughput -- seed {meta['seed']}, "
+        f"{meta['queries']} queries, {meta['adds']} adds per side, SQLite {meta['sqlite']}, "
+        f"Python {meta['python']}, synchronous={meta['synchronous']}\n"
+    )
+    print(
+        SEARCH_ROW.format(
+            "traces", "MB", "queries", "mem p50", "bare p50", "x", "mem p95", "bare p95", "x", ""
+        )
+    )
+    for size in result["sizes"]:
+        print("\n".join(_search_rows(size)))
+    print("(search latency in ms; x = memory_core / bare)\n")
+    print(ADDS_ROW.format("traces", "mem adds/s", "bare adds/s", "x", "build s"))
+    for size in result["sizes"]:
+        a = size["adds"]
+        print(
+            ADDS_ROW.format(
+                size["traces"],
+                f"{a['memory_adds_per_s']:.1f}",
+                f"{a['bare_adds_per_s']:.1f}",
+                f"{a['ratio']:.3f}",
+                f"{size['build_s']:.1f}",
+            )
+        )
+    bars = result["bars"]
+    print(
+        f"\nBar at {bars['size']} traces: search p50 ratio <= {BAR_SEARCH_P50_RATIO}: "
+        f"{_verdict(bars['search_p50'])}; add ratio >= {BAR_ADD_RATIO}: {_verdict(bars['adds'])}"
+    )
+    print(f"Total wall time: {meta['wall_s']:.1f} s")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line; ``--sizes`` becomes a list of ints."""
+    parser = argparse.ArgumentParser(prog="python -m bench.search_latency", description=__doc__)
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated trace counts")
+    parser.add_argument("--queries", type=int, default=200, help="timed queries per size")
+    parser.add_argument("--adds", type=int, default=2000, help="single-trace adds per side")
+    parser.add_argument("--seed", type=int, default=7, help="seed of every random draw")
+    parser.add_argument("--json", type=Path, default=None, help="also write results here")
+    args = parser.parse_args(argv)
+    args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: run every size, print the report, optionally write JSON."""
+    # Progress of this bench at INFO; other libraries (alembic) stay at WARNING.
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
+    log.setLevel(logging.INFO)
+    args = parse_args(argv)
+    start = time.perf_counter()
+    settings = memory_core.load_settings()
+    vocab = make_vocab(args.seed)
+    sizes = [bench_size(settings, vocab, n, args) for n in args.sizes]
+    result = {
+        "meta": {
+            "seed": args.seed,
+            "queries": args.queries,
+            "adds": args.adds,
+            "vocab_size": len(vocab),
+            "zipf_exponent": ZIPF_EXPONENT,
+            "sqlite": sqlite3.sqlite_version,
+            "python": platform.python_version(),
+            "synchronous": settings.sqlite_synchronous,
+            "wall_s": round(time.perf_counter() - start, 1),
+        },
+        "sizes": sizes,
+        "bars": check_bars(sizes),
+    }
+    report(result)
+    if args.json is not None:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        log.info("wrote %s", args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Fact extraction: pick the extractor, run it with a fallback, filter by personality.
+
+The ingest worker calls :func:`extract_facts` once per turn.  A failing LLM
+never loses a turn: its :class:`~memory_core.errors.ExtractionError` is logged
+and the offline extractor answers instead, and the outcome records that it
+did and why, for the metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memory_core.errors import ExtractionError
+from memory_core.extraction.base import (
+    BASE_CATEGORIES,
+    CATEGORIES,
+    Extraction,
+    Extractor,
+    Fact,
+)
+from memory_core.extraction.offline import OfflineExtractor
+from memory_core.extraction.personality import (
+    HexacoTraits,
+    MemoryConfig,
+    config_from_settings,
+    derive_memory_config,
+    filter_facts,
+)
+from memory_core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "BASE_CATEGORIES",
+    "CATEGORIES",
+    "Extraction",
+    "ExtractionOutcome",
+    "Extractor",
+    "Fact",
+    "HexacoTraits",
+    "MemoryConfig",
+    "OfflineExtractor",
+    "config_from_settings",
+    "derive_memory_config",
+    "extract_facts",
+    "filter_facts",
+    "make_extract",
+    "make_extractor",
+]
+
+
+@dataclass(frozen=True)
+class ExtractionOutcome(Extraction):
+    """What one turn's extraction kept, and how it got there.
+
+    An :class:`Extraction` whose ``facts`` are filtered (boosted importance,
+    most important first) and whose ``extractor`` names the one that answered.
+    ``candidates`` counts its facts before filtering.  ``fell_back`` is true
+    when the primary extractor failed, with ``primary_error`` saying why;
+    ``tokens`` are those the answering extractor reported (a failed call's are
+    unknown).
+    """
+
+    candidates: int = 0
+    fell_back: bool = False
+    primary_error: str | None = None
+
+
+def make_extractor(settings: Settings) -> Extractor:
+    """The LLM extractor when ``llm_base_url`` is set, the offline one otherwise."""
+    if settings.llm_base_url:
+        from memory_core.extraction.llm import LLMExtractor  # httpx loads only when used
+
+        return LLMExtractor.from_settings(settings)
+    return OfflineExtractor()
+
+
+def make_extract(settings: Settings) -> Callable[[str, str], ExtractionOutcome]:
+    """``extract(user, assistant)`` for the ingest: the configured extractor, the
+    offline fallback and the personality filter, all built once from ``settings``."""
+    extractor = make_extractor(settings)
+    fallback = OfflineExtractor()
+    config = config_from_settings(settings)
+
+    def extract(user: str, assistant: str) -> ExtractionOutcome:
+        return extract_facts(extractor, fallback, user, assistant, config)
+
+    return extract
+
+
+def extract_facts(
+    extractor: Extractor,
+    fallback: Extractor,
+    user: str,
+    assistant: str,
+    config: MemoryConfig,
+) -> ExtractionOutcome:
+    """Extract a turn's facts with ``extractor``, or ``fallback`` if it fails, and filter them.
+
+    Only :class:`ExtractionError` triggers the fallback: extractors wrap their
+    own failures in it, so anything else is a bug and propagates.  Should the
+    fallback fail too, the turn keeps no facts (its verbatim trace is stored
+    by the caller regardless).
+    """
+    primary_error: str | None = None
+    try:
+        extraction = extractor.extract(user, assistant)
+    except ExtractionError as e:
+        primary_error = str(e)
+        log.warning("%s extractor failed, falling back to %s: %s", extractor.name, fallback.name, e)
+        extraction = _run_fallback(fallback, extractor, user, assistant)
+    return ExtractionOutcome(
+        facts=filter_facts(extraction.facts, config),
+        candidates=len(extraction.facts),
+        extractor=extraction.extractor,
+        tokens=extraction.tokens,
+        fell_back=primary_error is not None,
+        primary_error=primary_error,
+    )
+
+
+def _run_fallback(fallback: Extractor, failed: Extractor, user: str, assistant: str) -> Extraction:
+    if fallback is not failed:
+        try:
+            return fallback.extract(user, assistant)
+        except ExtractionError as e:
+            log.error("fallback extractor %s failed too: %s", fallback.name, e)
+    return Extraction(facts=[], extractor=fallback.name)

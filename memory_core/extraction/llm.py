@@ -1,0 +1,264 @@
+"""Fact extraction through an OpenAI-compatible chat-completions endpoint.
+
+``POST {llm_base_url}/chat/completions`` (so the base URL includes the version
+path, e.g. ``https://api.openai.com/v1``) with ``response_format`` set to
+``json_object`` and a system prompt that fixes the schema.  Timeouts,
+connection errors, 429 and 5xx are retried with exponential backoff and
+jitter; any other failure, and any answer that does not fit the schema, is an
+:class:`~memory_core.errors.ExtractionError` for the caller to fall back on.
+
+The API key goes into the ``Authorization`` header only.  Log lines and error
+messages never include it, the request URL or a response body unredacted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from memory_core.errors import ConfigError, ExtractionError
+from memory_core.extraction.base import CATEGORIES, Extraction, Fact
+from memory_core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = f"""\
+You extract facts worth remembering from one exchange between a user and an \
+AI assistant, for the assistant's long-term memory.
+
+Answer with one JSON object and nothing else:
+{{"facts": [{{"content": "...", "category": "...", "importance": 0.0, "entities": ["..."]}}]}}
+
+- content: one concise sentence that reads on its own, naming who it is about \
+("The user prefers tea to coffee.").
+- category: one of {", ".join(CATEGORIES)}.
+  user_preference: likes, dislikes, stated preferences; episodic: what happened;
+  goal: what the user wants to achieve; knowledge: technical or domain facts, \
+facts about the user's life; correction: the user correcting an earlier belief or \
+statement; emotional_context: how the user feels; action_item: something to do or \
+to be reminded of.
+- importance: 0.0 to 1.0, how useful the fact is in future conversations.
+- entities: names, places, products, dates and numbers the fact mentions.
+
+Skip greetings, small talk and anything not useful later. \
+When nothing is worth keeping, answer {{"facts": []}}."""
+
+_RETRY_STATUSES = frozenset({408, 429})
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+_DEFAULT_IMPORTANCE = 0.5
+_MAX_INPUT_CHARS = 16_000
+_SNIPPET_CHARS = 200
+
+
+class LLMExtractor:
+    """Asks a chat model for the facts of an exchange; see the module docstring."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 20.0,
+        max_retries: int = 2,
+        backoff_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.model = model
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+        self._api_key = api_key
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        headers = {"Content-Type": "application/json"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout_s), headers=headers, transport=transport
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LLMExtractor:
+        """An extractor for ``llm_base_url``; the caller checks it is set."""
+        if not settings.llm_base_url:
+            raise ConfigError("llm_base_url is not set")
+        return cls(
+            settings.llm_base_url,
+            settings.llm_model,
+            api_key=settings.llm_api_key,
+            timeout_s=settings.llm_timeout_s,
+            max_retries=settings.llm_max_retries,
+        )
+
+    def __repr__(self) -> str:  # never show the key
+        return f"LLMExtractor(model={self.model!r})"
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self._client.close()
+
+    def extract(self, user: str, assistant: str) -> Extraction:
+        """The facts the model finds in the exchange, validated against the schema."""
+        payload = {
+            "model": self.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {
+                    "role": "user",
+                    "content": f"User: {user[:_MAX_INPUT_CHARS]}\n\n"
+                    f"Assistant: {assistant[:_MAX_INPUT_CHARS]}",
+                },
+            ],
+        }
+        body = self._post(payload)
+        facts, tokens = parse_completion(body)
+        return Extraction(facts=facts, extractor=self.name, tokens=tokens)
+
+    def _post(self, payload: dict[str, Any]) -> Any:
+        attempts = self.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            retry_after: float | None = None
+            try:
+                response = self._client.post(self._url, json=payload)
+            except httpx.TransportError as e:  # timeouts, refused and reset connections
+                problem = f"{type(e).__name__}: {self._redact(str(e))}"
+            except (httpx.HTTPError, httpx.InvalidURL) as e:  # not worth retrying
+                raise ExtractionError(f"LLM request failed ({type(e).__name__})") from e
+            else:
+                status = response.status_code
+                if status < 300:
+                    try:
+                        return response.json()
+                    except ValueError as e:
+                        raise ExtractionError("LLM endpoint answered with non-JSON") from e
+                problem = f"HTTP {status}: {self._redact(response.text[:_SNIPPET_CHARS])}"
+                if status < 500 and status not in _RETRY_STATUSES:
+                    raise ExtractionError(f"LLM endpoint refused the request ({problem})")
+                retry_after = _retry_after(response)
+            if attempt == attempts:
+                raise ExtractionError(f"LLM endpoint failed after {attempts} attempts ({problem})")
+            delay = self._backoff(attempt, retry_after)
+            log.warning(
+                "LLM call failed (%s); retry %d/%d in %.2fs",
+                problem,
+                attempt,
+                self.max_retries,
+                delay,
+            )
+            self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential backoff with equal jitter; a server's Retry-After wins, capped."""
+        if retry_after is not None:
+            return min(retry_after, self.backoff_max_s)
+        ceiling = min(self.backoff_max_s, self.backoff_s * 2.0 ** (attempt - 1))
+        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+
+    def _redact(self, text: str) -> str:
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
+        return text
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("Retry-After", "")
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def parse_completion(body: Any) -> tuple[list[Fact], int]:
+    """Facts and total tokens from a chat-completions answer; ExtractionError if unusable.
+
+    Strict about the shape: the message must be a JSON object with a ``facts``
+    list whose items are objects with non-empty string ``content``.  Lenient
+    about values: an unknown category drops that fact, importance is coerced to
+    a float and clamped to [0, 1] (missing: 0.5), entities keep their strings.
+    """
+    try:
+        text = body["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError) as e:
+        raise ExtractionError("LLM answer has no choices[0].message.content") from e
+    if not isinstance(text, str):
+        raise ExtractionError("LLM message content is not text")
+    fenced = _FENCE.match(text.strip())
+    try:
+        data = json.loads(fenced.group(1) if fenced else text)
+    except ValueError as e:
+        raise ExtractionError("LLM message is not JSON") from e
+    if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
+        raise ExtractionError('LLM message is not an object with a "facts" list')
+    facts = [f for f in (_fact(item) for item in data["facts"]) if f is not None]
+    usage = body.get("usage") if isinstance(body, dict) else None
+    tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+        tokens = 0
+    return facts, tokens
+
+
+def _fact(item: Any) -> Fact | None:
+    if not isinstance(item, dict):
+        raise ExtractionError("LLM fact is not an object")
+    content = item.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise ExtractionError("LLM fact has no content")
+    category = item.get("category")
+    category = category.strip().lower() if isinstance(category, str) else None
+    if category not in CATEGORIES:
+        log.debug("dropping an LLM fact of unknown category %r", item.get("category"))
+        return None
+    return Fact(
+        content=" ".join(content.split()),
+        category=category,
+        importance=_importance(item.get("importance")),
+        entities=_entities(item.get("entities")),
+    )
+
+
+def _importance(value: Any) -> float:
+    if value is None:
+        return _DEFAULT_IMPORTANCE
+    if isinstance(value, bool):
+        raise ExtractionError("LLM fact importance is not a number")
+    try:
+        number = float(value)
+    except (TypeError, ValueError) as e:
+        raise ExtractionError("LLM fact importance is not a number") from e
+    if math.isnan(number):
+        raise ExtractionError("LLM fact importance is not a number")
+    return max(0.0, min(1.0, number))
+
+
+def _entities(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise ExtractionError("LLM fact entities is not a list")
+    found = [
+        str(e).strip()
+        for e in value
+        if isinstance(e, (str, int, float)) and not isinstance(e, bool) and str(e).strip()
+    ]
+    return list(dict.fromkeys(found))

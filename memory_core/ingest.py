@@ -1,0 +1,382 @@
+"""The durable inbox and turn ingestion.
+
+A posted turn is first a row in ``inbox_turns`` (committed before the API
+answers), then, in a worker, an episodic trace holding the exchange verbatim
+plus one trace per extracted fact.  The brain is the truth: ingestion reads
+the inbox row, and writes the traces and marks the row done in one
+transaction that first re-checks the row is still pending, so a redelivered
+or duplicated job is a harmless no-op and no turn is ingested twice.
+
+Workers ingest in batches: a job for one turn also takes other pending turns,
+so that one commit (one fsync) serves many turns; the jobs for those turns
+then find them done.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from memory_core.db import Brain
+from memory_core.errors import InvalidArgument, NotFound
+from memory_core.extraction.base import Extraction, Fact
+from memory_core.traces import (
+    NewTrace,
+    check_content,
+    check_scope,
+    content_hash,
+    insert_trace,
+)
+
+log = logging.getLogger(__name__)
+
+# Which kind of trace each fact category becomes.
+CATEGORY_TYPES = {
+    "user_preference": "semantic",
+    "episodic": "episodic",
+    "goal": "prospective",
+    "knowledge": "semantic",
+    "correction": "semantic",
+    "emotional_context": "episodic",
+    "action_item": "prospective",
+}
+MAX_ID_LENGTH = 256
+
+Extract = Callable[[str, str], Extraction]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One posted exchange, validated."""
+
+    user: str
+    assistant: str
+    scope: str
+    scope_id: str
+    conversation_id: str | None = None
+    timestamp: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    idempotency_key: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "idempotency_key"}
+
+
+def parse_timestamp(value: str | float | None) -> float | None:
+    """ISO 8601 (a naive time is taken as UTC) or epoch seconds, to epoch seconds."""
+    if value is None or isinstance(value, int | float):
+        return None if value is None else float(value)
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as e:
+        raise InvalidArgument(f"timestamp: not an ISO 8601 time: {value!r}") from e
+    if parsed.tzinfo is None:
+        from datetime import UTC
+
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+def check_turn(turn: Turn) -> Turn:
+    """Refuse a turn that cannot be ingested, naming the field."""
+    if not (turn.user.strip() or turn.assistant.strip()):
+        raise InvalidArgument("user: user and assistant are both empty")
+    check_scope(turn.scope)
+    for name in ("scope_id", "conversation_id", "idempotency_key"):
+        value = getattr(turn, name)
+        if value is not None and (not value.strip() or len(value) > MAX_ID_LENGTH):
+            raise InvalidArgument(f"{name}: must be 1 to {MAX_ID_LENGTH} characters")
+    if not isinstance(turn.metadata, dict):
+        raise InvalidArgument("metadata: must be an object")
+    return turn
+
+
+@dataclass(frozen=True)
+class Accepted:
+    turn_id: str
+    duplicate: bool
+
+
+def accept_turn(brain: Brain, turn: Turn, *, now: float | None = None) -> Accepted:
+    """Write the turn to the inbox, durably.  A repeated idempotency key
+    answers the first turn's id and writes nothing."""
+    check_turn(turn)
+    now = time.time() if now is None else now
+    turn_id = f"turn_{uuid.uuid4()}"
+    with brain.transaction() as conn:
+        if turn.idempotency_key is not None:
+            existing = conn.execute(
+                text("SELECT id FROM inbox_turns WHERE idempotency_key = :k"),
+                {"k": turn.idempotency_key},
+            ).scalar()
+            if existing is not None:
+                return Accepted(str(existing), duplicate=True)
+        conn.execute(
+            text(
+                "INSERT INTO inbox_turns (id, idempotency_key, payload, status, attempts, "
+                "created_at, updated_at) VALUES (:id, :key, :payload, 'pending', 0, :now, :now)"
+            ),
+            {
+                "id": turn_id,
+                "key": turn.idempotency_key,
+                "payload": json.dumps(turn.payload(), ensure_ascii=False),
+                "now": now,
+            },
+        )
+    return Accepted(turn_id, duplicate=False)
+
+
+@dataclass
+class IngestReport:
+    """What one ingestion call did, for metrics and the embed job."""
+
+    ingested: list[str] = field(default_factory=list)  # turn ids newly ingested
+    already_done: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    new_trace_ids: list[str] = field(default_factory=list)
+    facts_by_category: dict[str, int] = field(default_factory=dict)
+    duplicates_skipped: int = 0
+    extractions: list[Extraction] = field(default_factory=list)
+    lag_seconds: list[float] = field(default_factory=list)  # accepted -> committed
+
+
+def turn_status(brain: Brain, turn_id: str) -> dict[str, Any]:
+    """The inbox row of a turn, for the API's status route and for tests."""
+    with brain.read() as conn:
+        row = conn.execute(
+            text(
+                "SELECT id, status, attempts, last_error, created_at, processed_at "
+                "FROM inbox_turns WHERE id = :id"
+            ),
+            {"id": turn_id},
+        ).first()
+    if row is None:
+        raise NotFound(f"no turn {turn_id}")
+    return dict(row._mapping)
+
+
+def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tuple[str, str, float]]:
+    """The given turns plus up to ``extra`` other pending ones, oldest first."""
+    rows: list[Any] = []
+    if turn_ids:
+        marks = ", ".join(f":t{i}" for i in range(len(turn_ids)))
+        rows = list(
+            conn.execute(
+                text(
+                    f"SELECT id, payload, created_at, status FROM inbox_turns WHERE id IN ({marks})"
+                ),
+                {f"t{i}": t for i, t in enumerate(turn_ids)},
+            )
+        )
+    given = {r.id for r in rows if r.status == "pending"}
+    if extra > 0:
+        rows += conn.execute(
+            text(
+                "SELECT id, payload, created_at, status FROM inbox_turns "
+                "WHERE status = 'pending' ORDER BY created_at LIMIT :n"
+            ),
+            {"n": extra + len(given)},
+        ).all()
+    seen: dict[str, tuple[str, str, float]] = {}
+    for r in rows:
+        if r.status == "pending" and r.id not in seen and len(seen) < len(given) + extra:
+            seen[r.id] = (r.id, r.payload, r.created_at)
+    return list(seen.values())
+
+
+def ingest_turns(
+    brain: Brain,
+    turn_ids: Sequence[str],
+    extract: Extract,
+    *,
+    batch_extra: int = 0,
+    now: float | None = None,
+) -> IngestReport:
+    """Ingest these turns (and up to ``batch_extra`` other pending ones).
+
+    Extraction runs before the write transaction (an LLM may be slow); the
+    transaction then writes only turns still pending, so concurrent workers
+    never ingest a turn twice.
+    """
+    report = IngestReport()
+    with brain.read() as conn:
+        todo = _pending(conn, turn_ids, batch_extra)
+        known = {r[0] for r in todo}
+        if turn_ids:
+            marks = ", ".join(f":t{i}" for i in range(len(turn_ids)))
+            present = {
+                r[0]
+                for r in conn.execute(
+                    text(f"SELECT id FROM inbox_turns WHERE id IN ({marks})"),
+                    {f"t{i}": t for i, t in enumerate(turn_ids)},
+                )
+            }
+            report.missing = [t for t in turn_ids if t not in present]
+            report.already_done = [t for t in turn_ids if t in present and t not in known]
+    extracted = []
+    for turn_id, payload, created_at in todo:
+        data = json.loads(payload)
+        extraction = extract(data["user"], data["assistant"])
+        extracted.append((turn_id, data, created_at, extraction))
+    if not extracted:
+        return report
+    with brain.transaction() as conn:
+        stamp = time.time() if now is None else now
+        for turn_id, data, created_at, extraction in extracted:
+            still = conn.execute(
+                text("SELECT status FROM inbox_turns WHERE id = :id"), {"id": turn_id}
+            ).scalar()
+            if still != "pending":
+                if turn_id in turn_ids:
+                    report.already_done.append(turn_id)
+                continue
+            _write_turn(conn, brain, turn_id, data, created_at, extraction, stamp, report)
+            report.extractions.append(extraction)
+            report.lag_seconds.append(max(stamp - created_at, 0.0))
+    return report
+
+
+def _write_turn(
+    conn: Connection,
+    brain: Brain,
+    turn_id: str,
+    data: dict[str, Any],
+    created_at: float,
+    extraction: Extraction,
+    now: float,
+    report: IngestReport,
+) -> None:
+    scope, scope_id = data["scope"], data["scope_id"]
+    occurred = data.get("timestamp") or created_at
+    meta = {
+        "turn_id": turn_id,
+        **({"conversation_id": c} if (c := data.get("conversation_id")) else {}),
+    }
+    episode = NewTrace(
+        content=episode_text(data["user"], data["assistant"]),
+        type="episodic",
+        scope=scope,
+        scope_id=scope_id,
+        tags=["turn"],
+        metadata={**data.get("metadata", {}), **meta},
+        sources=[{"turn": turn_id}],
+        occurred_at=occurred,
+    )
+    episode_id = insert_trace(conn, brain, episode, now)
+    report.new_trace_ids.append(episode_id)
+    seen: set[str] = set()
+    for fact in extraction.facts:
+        digest = content_hash(fact.content)
+        if digest in seen or _fact_exists(conn, digest, scope, scope_id):
+            report.duplicates_skipped += 1
+            continue
+        seen.add(digest)
+        fact_id = insert_trace(
+            conn, brain, fact_trace(fact, scope, scope_id, turn_id, episode_id, occurred, meta), now
+        )
+        report.new_trace_ids.append(fact_id)
+        report.facts_by_category[fact.category] = report.facts_by_category.get(fact.category, 0) + 1
+    conn.execute(
+        text(
+            "UPDATE inbox_turns SET status = 'done', processed_at = :now, updated_at = :now, "
+            "attempts = attempts + 1, last_error = NULL WHERE id = :id AND status = 'pending'"
+        ),
+        {"now": now, "id": turn_id},
+    )
+    report.ingested.append(turn_id)
+
+
+def episode_text(user: str, assistant: str) -> str:
+    """The exchange verbatim, one speaker a paragraph."""
+    parts = []
+    if user.strip():
+        parts.append(f"User: {user}")
+    if assistant.strip():
+        parts.append(f"Assistant: {assistant}")
+    return "\n\n".join(parts)
+
+
+def fact_trace(
+    fact: Fact,
+    scope: str,
+    scope_id: str,
+    turn_id: str,
+    episode_id: str,
+    occurred: float,
+    meta: dict[str, Any],
+) -> NewTrace:
+    check_content(fact.content, "fact content")
+    return NewTrace(
+        content=fact.content,
+        type=CATEGORY_TYPES.get(fact.category, "semantic"),
+        scope=scope,
+        scope_id=scope_id,
+        tags=[fact.category, "auto_ingest"],
+        importance=min(max(fact.importance, 0.0), 1.0),
+        metadata={**meta, "category": fact.category, "entities": fact.entities},
+        sources=[{"turn": turn_id}, {"trace": episode_id}],
+        occurred_at=occurred,
+    )
+
+
+def _fact_exists(conn: Connection, digest: str, scope: str, scope_id: str) -> bool:
+    """A fact already stored in this scope, deleted or not: a forgotten fact stays forgotten."""
+    return (
+        conn.execute(
+            text(
+                "SELECT 1 FROM memory_traces WHERE content_hash = :h AND scope = :s "
+                "AND scope_id IS :sid LIMIT 1"
+            ),
+            {"h": digest, "s": scope, "sid": scope_id},
+        ).first()
+        is not None
+    )
+
+
+def record_failure(brain: Brain, turn_ids: Sequence[str], error: str, *, max_attempts: int) -> None:
+    """Count a failed attempt; a turn past ``max_attempts`` is marked failed."""
+    now = time.time()
+    with brain.transaction() as conn:
+        for turn_id in turn_ids:
+            conn.execute(
+                text(
+                    "UPDATE inbox_turns SET attempts = attempts + 1, last_error = :err, "
+                    "updated_at = :now, status = CASE WHEN attempts + 1 >= :max "
+                    "THEN 'failed' ELSE status END WHERE id = :id AND status = 'pending'"
+                ),
+                {"err": error[:2000], "now": now, "max": max_attempts, "id": turn_id},
+            )
+
+
+def stale_pending(brain: Brain, *, older_than: float, limit: int = 10_000) -> list[str]:
+    """Pending turns accepted more than ``older_than`` seconds ago (for reconcile)."""
+    cutoff = time.time() - older_than
+    with brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT id FROM inbox_turns WHERE status = 'pending' AND created_at < :c "
+                "ORDER BY created_at LIMIT :n"
+            ),
+            {"c": cutoff, "n": limit},
+        ).all()
+    return [r[0] for r in rows]
+
+
+__all__ = [
+    "Accepted",
+    "IngestReport",
+    "Turn",
+    "accept_turn",
+    "ingest_turns",
+    "parse_timestamp",
+    "record_failure",
+    "stale_pending",
+]

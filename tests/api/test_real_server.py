@@ -1,0 +1,75 @@
+"""The API under a real uvicorn server, over real HTTP on loopback."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import uvicorn
+
+import memory_core as mc
+from api.app import create_app
+from workers import Workers
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def base_url(api_settings: mc.Settings, workers: Workers) -> Iterator[str]:
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(api_settings, workers), host="127.0.0.1", port=port, log_level="warning"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_turn_posted_over_http_is_ingested_and_found(base_url: str, workers: Workers) -> None:
+    with httpx.Client(base_url=base_url, timeout=10) as http:
+        r = http.post(
+            "/v1/turns",
+            json={
+                "user": "My sister lives in Porto.",
+                "assistant": "Nice.",
+                "scope": "user",
+                "scope_id": "alice",
+            },
+        )
+        assert r.status_code == 202
+        turn_id = r.json()["turn_id"]
+        workers.join()
+        assert http.get(f"/v1/turns/{turn_id}").json()["status"] == "done"
+        hits = http.get("/v1/search", params={"q": "Porto", "scope_id": "alice"}).json()
+        assert hits["results"] and "Porto" in hits["results"][0]["content"]
+        assert http.get("/readyz").status_code == 200
+
+
+def test_oversized_and_malformed_bodies_over_http(base_url: str) -> None:
+    with httpx.Client(base_url=base_url, timeout=10) as http:
+        r = http.post(
+            "/v1/turns",
+            content=b"{" + b" " * (70 * 1024) + b"}",
+            headers={"content-type": "application/json"},
+        )
+        assert r.status_code == 413
+        r = http.post(
+            "/v1/turns", content=b"not json", headers={"content-type": "application/json"}
+        )
+        assert r.status_code == 422

@@ -1,0 +1,238 @@
+"""The HTTP API: every route, its refusals, and that a refusal stores nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+
+import memory_core as mc
+from workers import Workers
+
+TURN = {
+    "user": "I adopted a corgi named Biscuit.",
+    "assistant": "Lovely!",
+    "scope": "user",
+    "scope_id": "alice",
+}
+
+
+def counts(settings: mc.Settings) -> tuple[int, int]:
+    brain = mc.open_brain(settings)
+    with brain.read() as conn:
+        inbox = conn.execute(text("SELECT count(*) FROM inbox_turns")).scalar_one()
+        traces = conn.execute(text("SELECT count(*) FROM memory_traces")).scalar_one()
+    return int(inbox), int(traces)
+
+
+def queued(workers: Workers) -> int:
+    return sum(workers.broker.queues[q].qsize() for q in ("ingest", "embed", "maintenance"))  # type: ignore[attr-defined]
+
+
+def test_post_turn_answers_202_and_the_turn_becomes_searchable(
+    client: TestClient, workers: Workers
+) -> None:
+    r = client.post(
+        "/v1/turns",
+        json={
+            **TURN,
+            "conversation_id": "c1",
+            "timestamp": "2024-05-08T13:56:00Z",
+            "metadata": {"channel": "web"},
+        },
+    )
+    assert r.status_code == 202, r.text
+    turn_id = r.json()["turn_id"]
+    assert r.json()["enqueued"] is True
+    workers.join()
+    assert client.get(f"/v1/turns/{turn_id}").json()["status"] == "done"
+    hits = client.get("/v1/search", params={"q": "corgi", "tags": "turn"}).json()["results"]
+    assert len(hits) == 1
+    assert hits[0]["content"].startswith("User: I adopted a corgi")
+    assert hits[0]["occurred_at"] == 1715176560.0
+
+
+def test_same_idempotency_key_is_accepted_once(
+    client: TestClient, api_settings: mc.Settings
+) -> None:
+    first = client.post("/v1/turns", json={**TURN, "idempotency_key": "abc"}).json()
+    second = client.post("/v1/turns", json={**TURN, "idempotency_key": "abc"}).json()
+    assert second == {"turn_id": first["turn_id"], "duplicate": True, "enqueued": False}
+    assert counts(api_settings)[0] == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({k: v for k, v in TURN.items() if k != "user"}, "user"),
+        ({**TURN, "user": 5}, "user"),
+        ({**TURN, "scope": "galaxy"}, "scope"),
+        ({**TURN, "scope_id": ""}, "scope_id"),
+        ({**TURN, "user": "", "assistant": "  "}, "user"),
+        ({**TURN, "timestamp": "last tuesday"}, "timestamp"),
+        ({**TURN, "metadata": [1, 2]}, "metadata"),
+        ({**TURN, "colour": "teal"}, "colour"),
+    ],
+)
+def test_bad_turns_get_a_4xx_naming_the_field_and_store_nothing(
+    client: TestClient,
+    workers: Workers,
+    api_settings: mc.Settings,
+    body: dict[str, Any],
+    field: str,
+) -> None:
+    r = client.post("/v1/turns", json=body)
+    assert 400 <= r.status_code < 500, r.text
+    assert field in r.json()["error"]["message"]
+    assert counts(api_settings) == (0, 0)
+    assert queued(workers) == 0
+
+
+def test_malformed_json_and_oversized_bodies_are_refused(
+    client: TestClient, workers: Workers, api_settings: mc.Settings
+) -> None:
+    r = client.post(
+        "/v1/turns", content=b'{"user": "x", ', headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 422 and "JSON" in r.json()["error"]["message"]
+    big = {**TURN, "user": "x" * (64 * 1024)}
+    r = client.post("/v1/turns", json=big)
+    assert r.status_code == 413 and "limit" in r.json()["error"]["message"]
+
+    def chunks() -> Any:
+        yield b'{"user": "'
+        for _ in range(100):
+            yield b"y" * 1024
+        yield b'"}'
+
+    r = client.post("/v1/turns", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    assert counts(api_settings) == (0, 0)
+    assert queued(workers) == 0
+
+
+def test_memories_crud_merge_and_search(client: TestClient) -> None:
+    r = client.post(
+        "/v1/memories",
+        json={
+            "content": "Alice prefers tea.",
+            "type": "semantic",
+            "scope_id": "alice",
+            "tags": ["pref"],
+        },
+    )
+    assert r.status_code == 201, r.text
+    a = r.json()
+    assert (a["type"], a["scope"], a["scope_id"], a["tags"]) == (
+        "semantic",
+        "user",
+        "alice",
+        ["pref"],
+    )
+    b = client.post("/v1/memories", json={"content": "Alice likes green tea."}).json()
+    assert client.get(f"/v1/memories/{a['id']}").json()["content"] == "Alice prefers tea."
+    r = client.patch(
+        f"/v1/memories/{a['id']}",
+        json={"content": "Alice prefers oolong tea."},
+        headers={"If-Match": str(a["version"])},
+    )
+    assert r.status_code == 200 and r.json()["version"] == a["version"] + 1
+    stale = client.patch(
+        f"/v1/memories/{a['id']}", json={"tags": ["x"]}, headers={"If-Match": str(a["version"])}
+    )
+    assert stale.status_code == 409
+    assert client.patch(f"/v1/memories/{a['id']}", json={}).status_code == 422
+    found = client.get("/v1/search", params={"q": "tea", "tags": "pref"}).json()["results"]
+    assert [h["id"] for h in found] == [a["id"]]
+    merged = client.post("/v1/memories/merge", json={"ids": [a["id"], b["id"]]}).json()
+    assert merged == {"survivor_id": a["id"], "deleted_ids": [b["id"]]}
+    assert client.delete(f"/v1/memories/{a['id']}").json() == {"deleted": True, "id": a["id"]}
+    assert client.get(f"/v1/memories/{a['id']}").status_code == 404
+    assert (
+        client.get(f"/v1/memories/{a['id']}", params={"include_deleted": True}).status_code == 200
+    )
+    assert client.delete(f"/v1/memories/{a['id']}").status_code == 404
+    assert client.get("/v1/search", params={"q": "tea"}).json()["results"] == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs", "status"),
+    [
+        ("post", "/v1/memories", {"json": {"content": ""}}, 422),
+        ("post", "/v1/memories", {"json": {"content": "x", "type": "feeling"}}, 422),
+        ("post", "/v1/memories", {"json": {"content": "x", "importance": 3}}, 422),
+        ("patch", "/v1/memories/mt_nope", {"json": {"content": "x"}}, 404),
+        ("post", "/v1/memories/merge", {"json": {"ids": ["mt_a"]}}, 422),
+        ("post", "/v1/memories/merge", {"json": {"ids": ["mt_a", "mt_b"]}}, 404),
+        ("get", "/v1/search", {"params": {"q": "x", "limit": 0}}, 422),
+        ("get", "/v1/search", {"params": {"q": "x", "limit": 101}}, 422),
+        ("get", "/v1/search", {"params": {"q": "x", "type": "feeling"}}, 422),
+        ("get", "/v1/search", {"params": {}}, 422),
+        ("get", "/v1/turns/turn_nope", {}, 404),
+    ],
+)
+def test_refusals_have_status_and_message_and_change_nothing(
+    client: TestClient,
+    api_settings: mc.Settings,
+    method: str,
+    path: str,
+    kwargs: dict[str, Any],
+    status: int,
+) -> None:
+    client.post("/v1/memories", json={"content": "existing"})
+    before = counts(api_settings)
+    r = getattr(client, method)(path, **kwargs)
+    assert r.status_code == status, r.text
+    assert r.json()["error"]["message"]
+    assert counts(api_settings) == before
+
+
+def test_tools_are_listed_and_callable(client: TestClient) -> None:
+    tools = client.get("/v1/tools").json()["tools"]
+    assert [t["name"] for t in tools] == [
+        "memory_add",
+        "memory_update",
+        "memory_delete",
+        "memory_merge",
+        "memory_search",
+        "memory_reflect",
+    ]
+    r = client.post(
+        "/v1/tools/memory_add", json={"content": "Bob uses vim."}, headers={"X-Reverie-User": "bob"}
+    )
+    assert r.status_code == 200
+    trace_id = r.json()["traceId"]
+    assert client.get(f"/v1/memories/{trace_id}").json()["scope_id"] == "bob"
+    r = client.post(
+        "/v1/tools/memory_search",
+        json={"query": "vim", "scope": "user"},
+        headers={"X-Reverie-User": "bob"},
+    )
+    assert [h["id"] for h in r.json()["results"]] == [trace_id]
+    bad = client.post("/v1/tools/memory_add", json={"content": "x", "type": "feeling"})
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_argument"
+    assert client.post("/v1/tools/memory_fly", json={}).status_code == 404
+    assert client.post("/v1/tools/memory_reflect", json={}).status_code == 501
+
+
+def test_health_readiness_and_openapi(client: TestClient) -> None:
+    assert client.get("/healthz").json() == {"status": "ok"}
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["checks"] == {"brain": "ok", "broker": "ok"}
+    spec = client.get("/openapi.json").json()
+    assert "/v1/turns" in spec["paths"] and "/v1/search" in spec["paths"]
+
+
+def test_readyz_reports_a_broker_that_is_down(api_settings: mc.Settings) -> None:
+    from api.app import create_app
+    from workers import setup
+
+    settings = api_settings.model_copy(update={"redis_url": "redis://127.0.0.1:1/0"})
+    with TestClient(create_app(settings, setup(settings))) as c:
+        r = c.get("/readyz")
+        assert r.status_code == 503 and r.json()["checks"]["broker"].startswith("unreachable")
+        # The turn is still accepted and kept: reconcile enqueues it later.
+        accepted = c.post("/v1/turns", json=TURN)
+        assert accepted.status_code == 202 and accepted.json()["enqueued"] is False

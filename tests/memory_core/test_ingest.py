@@ -1,0 +1,179 @@
+"""The inbox and turn ingestion, without a queue: exactly once, facts deduplicated."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+import memory_core as mc
+from memory_core import ingest
+from memory_core.extraction.base import Extraction, Fact
+
+
+def facts_of(*items: tuple[str, str]) -> Any:
+    def extract(user: str, assistant: str) -> Extraction:
+        return Extraction([Fact(c, cat, 0.8, []) for c, cat in items], "fake")
+
+    return extract
+
+
+def turn(user: str = "I love green tea.", **kw: Any) -> ingest.Turn:
+    base: dict[str, Any] = {"assistant": "Noted!", "scope": "user", "scope_id": "alice"}
+    return ingest.Turn(user=user, **{**base, **kw})
+
+
+def count(brain: mc.Brain, sql: str, **params: Any) -> int:
+    with brain.read() as conn:
+        return int(conn.execute(text(sql), params).scalar_one())
+
+
+def test_accepted_turn_is_pending_in_the_inbox_until_ingested(brain: mc.Brain) -> None:
+    accepted = ingest.accept_turn(brain, turn())
+    assert accepted.turn_id.startswith("turn_") and not accepted.duplicate
+    assert ingest.turn_status(brain, accepted.turn_id)["status"] == "pending"
+    assert count(brain, "SELECT count(*) FROM memory_traces") == 0
+
+
+def test_same_idempotency_key_is_accepted_once(brain: mc.Brain) -> None:
+    first = ingest.accept_turn(brain, turn(idempotency_key="k1"))
+    again = ingest.accept_turn(brain, turn(user="different words", idempotency_key="k1"))
+    assert again == ingest.Accepted(first.turn_id, duplicate=True)
+    assert count(brain, "SELECT count(*) FROM inbox_turns") == 1
+
+
+def test_ingest_stores_the_episode_verbatim_and_facts_citing_it(brain: mc.Brain) -> None:
+    t = ingest.accept_turn(
+        brain, turn(conversation_id="c1", timestamp=1_700_000_000.0, metadata={"channel": "web"})
+    )
+    report = ingest.ingest_turns(
+        brain, [t.turn_id], facts_of(("User loves green tea.", "user_preference"))
+    )
+    assert report.ingested == [t.turn_id]
+    episode_id, fact_id = report.new_trace_ids
+    episode = mc.get_trace(brain, episode_id)
+    assert episode.content == "User: I love green tea.\n\nAssistant: Noted!"
+    assert (episode.type, episode.scope, episode.scope_id) == ("episodic", "user", "alice")
+    assert episode.sources == [{"turn": t.turn_id}]
+    assert episode.occurred_at == 1_700_000_000.0
+    assert episode.metadata == {"channel": "web", "turn_id": t.turn_id, "conversation_id": "c1"}
+    fact = mc.get_trace(brain, fact_id)
+    assert fact.type == "semantic" and fact.tags == ["user_preference", "auto_ingest"]
+    assert fact.sources == [{"turn": t.turn_id}, {"trace": episode_id}]
+    assert fact.importance == 0.8
+    assert ingest.turn_status(brain, t.turn_id)["status"] == "done"
+    assert [h.trace.id for h in mc.search(brain, "green tea", type="semantic").results] == [fact_id]
+
+
+def test_a_fact_already_in_the_scope_is_skipped_and_counted(brain: mc.Brain) -> None:
+    extract = facts_of(
+        ("User loves green tea.", "user_preference"), ("User loves green tea.", "user_preference")
+    )
+    a = ingest.accept_turn(brain, turn())
+    b = ingest.accept_turn(brain, turn(user="I really love green tea."))
+    other = ingest.accept_turn(brain, turn(scope_id="bob"))
+    r1 = ingest.ingest_turns(brain, [a.turn_id], extract)
+    r2 = ingest.ingest_turns(brain, [b.turn_id, other.turn_id], extract)
+    assert r1.duplicates_skipped == 1  # twice in the same turn
+    assert r2.duplicates_skipped == 3  # alice's again (x2), bob's second copy
+    alice_facts = count(
+        brain, "SELECT count(*) FROM memory_traces WHERE type='semantic' AND scope_id='alice'"
+    )
+    assert alice_facts == 1
+    assert count(brain, "SELECT count(*) FROM memory_traces WHERE type='episodic'") == 3
+
+
+def test_a_forgotten_fact_is_not_brought_back(brain: mc.Brain) -> None:
+    extract = facts_of(("User loves green tea.", "user_preference"))
+    first = ingest.ingest_turns(brain, [ingest.accept_turn(brain, turn()).turn_id], extract)
+    mc.delete_trace(brain, first.new_trace_ids[1])
+    again = ingest.ingest_turns(brain, [ingest.accept_turn(brain, turn()).turn_id], extract)
+    assert again.duplicates_skipped == 1
+    assert mc.search(brain, "green tea", type="semantic").results == []
+
+
+def test_ingesting_a_done_or_unknown_turn_is_a_no_op(brain: mc.Brain) -> None:
+    t = ingest.accept_turn(brain, turn())
+    ingest.ingest_turns(brain, [t.turn_id], facts_of())
+    before = count(brain, "SELECT count(*) FROM memory_traces")
+    again = ingest.ingest_turns(brain, [t.turn_id, "turn_nope"], facts_of())
+    assert again.already_done == [t.turn_id] and again.missing == ["turn_nope"]
+    assert count(brain, "SELECT count(*) FROM memory_traces") == before
+
+
+def test_one_job_takes_other_pending_turns_along(brain: mc.Brain) -> None:
+    ids = [ingest.accept_turn(brain, turn(user=f"turn {i}")).turn_id for i in range(10)]
+    report = ingest.ingest_turns(brain, ids[:1], facts_of(), batch_extra=5)
+    assert len(report.ingested) == 6
+    assert ids[0] in report.ingested
+
+
+def test_concurrent_ingestion_of_the_same_turns_ingests_each_once(brain: mc.Brain) -> None:
+    ids = [ingest.accept_turn(brain, turn(user=f"turn {i}")).turn_id for i in range(60)]
+    extract = facts_of(("User said something.", "knowledge"))
+
+    def work(k: int) -> None:
+        for turn_id in ids[k::3] + ids:
+            ingest.ingest_turns(brain, [turn_id], extract, batch_extra=4)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert count(brain, "SELECT count(*) FROM memory_traces WHERE type='episodic'") == 60
+    per_turn = count(
+        brain,
+        "SELECT max(n) FROM (SELECT count(*) AS n FROM memory_traces "
+        "GROUP BY json_extract(metadata, '$.turn_id'))",
+    )
+    assert per_turn == 2  # one episode, one fact (the fact's hash is per scope: only once)
+    assert count(brain, "SELECT count(*) FROM inbox_turns WHERE status='done'") == 60
+
+
+def test_failures_count_attempts_then_mark_the_turn_failed(brain: mc.Brain) -> None:
+    t = ingest.accept_turn(brain, turn())
+    for _ in range(2):
+        ingest.record_failure(brain, [t.turn_id], "boom", max_attempts=3)
+    assert ingest.turn_status(brain, t.turn_id)["status"] == "pending"
+    ingest.record_failure(brain, [t.turn_id], "boom", max_attempts=3)
+    status = ingest.turn_status(brain, t.turn_id)
+    assert (status["status"], status["attempts"], status["last_error"]) == ("failed", 3, "boom")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"user": " ", "assistant": ""}, "user"),
+        ({"scope": "galaxy"}, "scope"),
+        ({"scope_id": ""}, "scope_id"),
+        ({"idempotency_key": "x" * 300}, "idempotency_key"),
+    ],
+)
+def test_bad_turns_are_refused_naming_the_field(
+    brain: mc.Brain, kwargs: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(mc.InvalidArgument, match=field):
+        ingest.accept_turn(brain, turn(**kwargs))
+    assert count(brain, "SELECT count(*) FROM inbox_turns") == 0
+
+
+def test_stale_pending_lists_only_old_pending_turns(brain: mc.Brain) -> None:
+    old = ingest.accept_turn(brain, turn(), now=1.0)
+    ingest.accept_turn(brain, turn())
+    assert ingest.stale_pending(brain, older_than=60) == [old.turn_id]
+
+
+def test_retrieval_feedback_applies_once_and_links_co_retrieved_traces(brain: mc.Brain) -> None:
+    from memory_core import feedback
+
+    a, b, c = (mc.add_trace(brain, f"trace {x}") for x in "abc")
+    assert feedback.record_retrieval(brain, "ret_1", [a, b, c], at=500.0)
+    assert not feedback.record_retrieval(brain, "ret_1", [a, b, c], at=600.0)
+    assert mc.get_trace(brain, a).retrieval_count == 1
+    assert mc.get_trace(brain, a).last_accessed == 500.0
+    with brain.read() as conn:
+        edges = conn.execute(text("SELECT a, b, weight FROM coactivation_edges")).all()
+    assert len(edges) == 3 and all(w == 1.0 for _, _, w in edges)

@@ -1,0 +1,189 @@
+"""Nothing lost: worker processes killed with -9, Redis flushed mid-run.
+
+Real worker processes (the dramatiq CLI over workers.entry) on a real Redis,
+real SQLite brain file.  After each disaster every turn is ingested exactly
+once: one episode per turn, no duplicate fact, every inbox row done.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from sqlalchemy import text
+
+import memory_core as mc
+from memory_core import ingest, reconcile
+from workers import Workers, setup
+
+pytestmark = pytest.mark.slow
+
+USERS = [
+    "I love hiking.",
+    "My dog is called Rex.",
+    "I want to learn Rust this year.",
+    "Actually, I meant Porto, not Lisbon.",
+    "Yesterday I visited the museum.",
+]
+
+
+@pytest.fixture
+def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")},
+        "REVERIE_BRAIN_URL": f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        "REVERIE_REDIS_URL": redis_url,
+        "REVERIE_EMBEDDER": "stub",
+        "REVERIE_REDIS_HEARTBEAT_TIMEOUT_MS": "2000",
+        "REVERIE_REDIS_MAINTENANCE_CHANCE": "1000000",
+        "REVERIE_INGEST_BATCH": "16",
+    }
+
+
+class WorkerGroup:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dramatiq",
+                "workers.entry",
+                "--processes",
+                "1",
+                "--threads",
+                "2",
+                "--queues",
+                "ingest",
+                "embed",
+                "maintenance",
+            ],
+            env=self.env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.procs.append(proc)
+        return proc
+
+    def kill9(self, proc: subprocess.Popen[bytes]) -> None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def group(env: dict[str, str]) -> Iterator[WorkerGroup]:
+    g = WorkerGroup(env)
+    yield g
+    g.stop_all()
+
+
+@pytest.fixture
+def sender(env: dict[str, str]) -> Iterator[tuple[mc.Settings, mc.Brain, Workers]]:
+    settings = mc.load_settings(
+        brain_url=env["REVERIE_BRAIN_URL"], redis_url=env["REVERIE_REDIS_URL"], embedder="stub"
+    )
+    brain = mc.open_brain(settings)
+    workers = setup(settings)
+    yield settings, brain, workers
+    workers.broker.close()
+
+
+def post_turns(brain: mc.Brain, workers: Workers, n: int) -> list[str]:
+    ids = []
+    for i in range(n):
+        turn = ingest.Turn(f"{USERS[i % len(USERS)]} (turn {i})", "Noted.", "user", f"u{i % 7}")
+        turn_id = ingest.accept_turn(brain, turn).turn_id
+        workers.actors.ingest_turn.send(turn_id)
+        ids.append(turn_id)
+    return ids
+
+
+def done_count(brain: mc.Brain) -> int:
+    with brain.read() as conn:
+        return int(
+            conn.execute(
+                text("SELECT count(*) FROM inbox_turns WHERE status = 'done'")
+            ).scalar_one()
+        )
+
+
+def wait_for(predicate: object, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+def assert_exactly_once(brain: mc.Brain, n: int) -> None:
+    with brain.read() as conn:
+        q = lambda sql: conn.execute(text(sql)).scalar_one()  # noqa: E731
+        assert q("SELECT count(*) FROM inbox_turns WHERE status = 'done'") == n
+        assert q("SELECT count(*) FROM memory_traces WHERE tags = '[\"turn\"]'") == n
+        assert (
+            q(
+                "SELECT count(DISTINCT json_extract(metadata, '$.turn_id')) FROM memory_traces "
+                "WHERE tags = '[\"turn\"]'"
+            )
+            == n
+        )
+        assert (
+            q(
+                "SELECT count(*) FROM (SELECT content_hash, scope, scope_id FROM memory_traces "
+                "WHERE tags LIKE '%auto_ingest%' GROUP BY 1, 2, 3 HAVING count(*) > 1)"
+            )
+            == 0
+        )
+
+
+def test_a_worker_killed_with_sigkill_mid_run_loses_and_duplicates_nothing(
+    group: WorkerGroup, sender: tuple[mc.Settings, mc.Brain, Workers]
+) -> None:
+    _, brain, workers = sender
+    victim = group.start()
+    group.start()
+    ids = post_turns(brain, workers, 5000)
+    wait_for(lambda: done_count(brain) >= 500, 120)
+    group.kill9(victim)
+    assert done_count(brain) < len(ids), "the kill came too late to mean anything"
+    group.start()
+    wait_for(lambda: done_count(brain) == len(ids), 300)
+    assert_exactly_once(brain, len(ids))
+
+
+def test_flushing_redis_mid_run_then_reconcile_ingests_every_turn_once(
+    group: WorkerGroup, sender: tuple[mc.Settings, mc.Brain, Workers], redis_url: str
+) -> None:
+    settings, brain, workers = sender
+    group.start()
+    ids = post_turns(brain, workers, 2000)
+    wait_for(lambda: done_count(brain) >= 200, 120)
+    redis.Redis.from_url(redis_url).flushdb()
+    time.sleep(1.0)
+    lost = len(ids) - done_count(brain)
+    assert lost > 0, "the flush came too late to lose anything"
+    plan = reconcile.plan(brain, settings, None, older_than=0.0)
+    for turn_id in plan.turn_ids:
+        workers.actors.ingest_turn.send(turn_id)
+    wait_for(lambda: done_count(brain) == len(ids), 300)
+    assert_exactly_once(brain, len(ids))

@@ -1,0 +1,123 @@
+"""Workers on the embedded broker and on a real Redis: the same suite for both."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import dramatiq
+import pytest
+from sqlalchemy import text
+
+import memory_core as mc
+from memory_core import ingest
+from workers import Workers, setup, start_embedded
+
+
+@pytest.fixture(params=["embedded", "redis"])
+def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[mc.Settings, Workers]]:
+    overrides: dict[str, object] = {
+        "brain_url": f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        "data_dir": tmp_path / "data",
+        "embedder": "stub",
+    }
+    if request.param == "redis":
+        overrides["redis_url"] = request.getfixturevalue("redis_url")
+    settings = mc.load_settings(**overrides)
+    if request.param == "embedded":
+        workers = start_embedded(settings, threads=2)
+    else:
+        workers = setup(settings)
+        workers.worker = dramatiq.Worker(workers.broker, worker_threads=2, worker_timeout=100)
+        workers.worker.start()
+    yield settings, workers
+    workers.stop()
+
+
+def post(brain: mc.Brain, workers: Workers, user: str, **kw: object) -> str:
+    turn = ingest.Turn(
+        user=user,
+        assistant=kw.pop("assistant", "ok"),  # type: ignore[arg-type]
+        scope="user",
+        scope_id="alice",
+        **kw,
+    )  # type: ignore[arg-type]
+    turn_id = ingest.accept_turn(mc.open_brain(brain.settings), turn).turn_id
+    workers.actors.ingest_turn.send(turn_id)
+    return turn_id
+
+
+def test_posted_turns_become_searchable_episodes_facts_and_vectors(
+    stack: tuple[mc.Settings, Workers],
+) -> None:
+    settings, workers = stack
+    brain = mc.open_brain(settings)
+    ids = [post(brain, workers, f"I love hiking in the Alps number {i}.") for i in range(20)]
+    workers.join()
+    for turn_id in ids:
+        assert ingest.turn_status(brain, turn_id)["status"] == "done"
+    hits = mc.search(brain, "hiking", type="episodic", limit=100).results
+    assert len(hits) == 20
+    with brain.read() as conn:
+        unembedded = conn.execute(
+            text(
+                "SELECT count(*) FROM memory_traces t WHERE NOT EXISTS (SELECT 1 FROM "
+                "trace_embeddings e WHERE e.trace_id = t.id)"
+            )
+        ).scalar()
+        facts = conn.execute(
+            text("SELECT count(*) FROM memory_traces WHERE tags LIKE '%auto_ingest%'")
+        ).scalar()
+    assert unembedded == 0
+    assert facts >= 1
+
+
+def test_a_redelivered_ingest_message_is_harmless(stack: tuple[mc.Settings, Workers]) -> None:
+    settings, workers = stack
+    brain = mc.open_brain(settings)
+    turn_id = post(brain, workers, "I moved to Lisbon last month.")
+    for _ in range(3):
+        workers.actors.ingest_turn.send(turn_id)
+    workers.join()
+    with brain.read() as conn:
+        episodes = conn.execute(
+            text(
+                "SELECT count(*) FROM memory_traces WHERE json_extract(metadata, '$.turn_id') = :t "
+                "AND tags LIKE '%\"turn\"%'"
+            ),
+            {"t": turn_id},
+        ).scalar()
+    assert episodes == 1
+
+
+def test_retrieval_feedback_is_recorded_by_a_job(stack: tuple[mc.Settings, Workers]) -> None:
+    from memory_core import feedback
+
+    settings, workers = stack
+    brain = mc.open_brain(settings)
+    a = mc.add_trace(brain, "walrus facts")
+    workers.actors.record_retrieval.send(feedback.new_event_id(), [a], 1234.0)
+    workers.join()
+    assert mc.get_trace(brain, a).retrieval_count == 1
+
+
+def test_reconcile_picks_up_turns_the_queue_never_got(stack: tuple[mc.Settings, Workers]) -> None:
+    settings, workers = stack
+    brain = mc.open_brain(settings)
+    lost = [
+        ingest.accept_turn(
+            brain, ingest.Turn(f"lost turn {i}", "ok", "user", "alice"), now=1.0
+        ).turn_id
+        for i in range(5)
+    ]
+    unembedded = mc.add_trace(brain, "added while the workers were away")
+    workers.actors.reconcile.send()
+    workers.join()
+    assert all(ingest.turn_status(brain, t)["status"] == "done" for t in lost)
+    with brain.read() as conn:
+        assert (
+            conn.execute(
+                text("SELECT count(*) FROM trace_embeddings WHERE trace_id = :t"), {"t": unembedded}
+            ).scalar()
+            == 1
+        )

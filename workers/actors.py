@@ -1,0 +1,135 @@
+"""The actors: thin shells that parse a message and call memory_core.
+
+Every actor is idempotent (the brain decides whether there is work left), so
+a redelivered message is harmless.  Each sets its queue, retries and time
+limit explicitly; ingest, embedding and maintenance have their own queues so
+a slow embedding backlog never starves ingestion.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dramatiq
+
+from memory_core import feedback, ingest, reconcile
+from memory_core.settings import Settings
+from workers.broker import queue_depth
+from workers.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+SECOND = 1_000  # dramatiq takes milliseconds
+
+
+@dataclass(frozen=True)
+class Actors:
+    """The actors declared on one broker."""
+
+    ingest_turn: dramatiq.Actor[Any, Any]
+    embed_traces: dramatiq.Actor[Any, Any]
+    record_retrieval: dramatiq.Actor[Any, Any]
+    reconcile: dramatiq.Actor[Any, Any]
+
+    def send_embed(self, trace_ids: Sequence[str], batch: int) -> None:
+        for start in range(0, len(trace_ids), batch):
+            self.embed_traces.send(list(trace_ids[start : start + batch]))
+
+
+def _actor(fn: Any, **options: Any) -> dramatiq.Actor[Any, Any]:
+    actor: dramatiq.Actor[Any, Any] = dramatiq.actor(**options)(fn)
+    return actor
+
+
+def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
+    """Declare the actors on ``broker``; they run against ``settings``' brain."""
+    runtime = Runtime(settings)
+    actors: Actors
+
+    def ingest_turn(turn_id: str) -> None:
+        brain = runtime.brain()
+        try:
+            report = ingest.ingest_turns(
+                brain, [turn_id], runtime.extract, batch_extra=settings.ingest_batch
+            )
+        except Exception as e:
+            log.warning("ingest of %s failed: %s", turn_id, e)
+            ingest.record_failure(
+                brain, [turn_id], repr(e), max_attempts=settings.ingest_max_attempts
+            )
+            raise
+        runtime.observe_ingest(report)
+        if report.new_trace_ids and runtime.embedder() is not None:
+            actors.send_embed(report.new_trace_ids, settings.embed_batch_size)
+
+    def embed_traces(trace_ids: list[str]) -> None:
+        embedder = runtime.embedder()
+        if embedder is None:
+            return
+        from memory_core import embeddings
+
+        embeddings.embed_traces(runtime.brain(), embedder, trace_ids)
+
+    def record_retrieval(event_id: str, trace_ids: list[str], at: float) -> None:
+        feedback.record_retrieval(runtime.brain(), event_id, trace_ids, at=at)
+
+    def reconcile_(limit: int = 10_000) -> None:
+        plan = reconcile.plan(runtime.brain(), settings, runtime.embedder(), limit=limit)
+        for turn_id in plan.turn_ids:
+            actors.ingest_turn.send(turn_id)
+        # Traces waiting behind a backlog are not lost; only an empty queue
+        # with traces still lacking vectors means messages went missing.
+        if queue_depth(broker, "embed") == 0:
+            actors.send_embed(plan.unembedded_ids, settings.embed_batch_size)
+        if plan.turn_ids or plan.unembedded_ids:
+            log.info(
+                "reconcile: %d turns, %d traces to embed",
+                len(plan.turn_ids),
+                len(plan.unembedded_ids),
+            )
+
+    actors = Actors(
+        ingest_turn=_actor(
+            ingest_turn,
+            broker=broker,
+            actor_name="ingest_turn",
+            queue_name="ingest",
+            max_retries=settings.ingest_max_attempts,
+            min_backoff=500,
+            max_backoff=60 * SECOND,
+            time_limit=120 * SECOND,
+        ),
+        embed_traces=_actor(
+            embed_traces,
+            broker=broker,
+            actor_name="embed_traces",
+            queue_name="embed",
+            max_retries=8,
+            min_backoff=SECOND,
+            max_backoff=300 * SECOND,
+            time_limit=300 * SECOND,
+        ),
+        record_retrieval=_actor(
+            record_retrieval,
+            broker=broker,
+            actor_name="record_retrieval",
+            queue_name="maintenance",
+            max_retries=5,
+            min_backoff=SECOND,
+            max_backoff=60 * SECOND,
+            time_limit=30 * SECOND,
+        ),
+        reconcile=_actor(
+            reconcile_,
+            broker=broker,
+            actor_name="reconcile",
+            queue_name="maintenance",
+            max_retries=0,
+            time_limit=300 * SECOND,
+        ),
+    )
+    runtime.actors = actors
+    return actors

@@ -1,0 +1,65 @@
+"""What a worker process holds: its brain, extractor and embedder, made lazily.
+
+Nothing is opened at import or declaration time: the API process declares the
+actors only to send messages and never opens an embedding model.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from memory_core.db import Brain, open_brain
+from memory_core.embedders import make_embedder
+from memory_core.embedders.base import Embedder
+from memory_core.extraction import make_extract
+from memory_core.extraction.base import Extraction
+from memory_core.ingest import IngestReport
+from memory_core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.actors: Any = None
+        self._lock = threading.Lock()
+        self._brain: Brain | None = None
+        self._embedder: Embedder | None = None
+        self._embedder_made = False
+        self._extract: Any = None
+
+    def brain(self) -> Brain:
+        if self._brain is None:
+            with self._lock:
+                if self._brain is None:
+                    self._brain = open_brain(self.settings)
+        return self._brain
+
+    def embedder(self) -> Embedder | None:
+        if not self._embedder_made:
+            with self._lock:
+                if not self._embedder_made:
+                    self._embedder = make_embedder(self.settings)
+                    self._embedder_made = True
+        return self._embedder
+
+    def extract(self, user: str, assistant: str) -> Extraction:
+        if self._extract is None:
+            with self._lock:
+                if self._extract is None:
+                    self._extract = make_extract(self.settings)
+        result: Extraction = self._extract(user, assistant)
+        return result
+
+    def observe_ingest(self, report: IngestReport) -> None:
+        """Hook for metrics; logs a summary for now."""
+        if report.ingested:
+            log.debug(
+                "ingested %d turns, %d traces, %d duplicate facts skipped",
+                len(report.ingested),
+                len(report.new_trace_ids),
+                report.duplicates_skipped,
+            )
