@@ -343,6 +343,32 @@ def embed_backfill(ctx: typer.Context) -> None:
         out.console.print(f"embedded {doc['embedded']} traces with {doc['model']}")
 
 
+@app.command("settings")
+def show_settings(ctx: typer.Context) -> None:
+    """Every setting: its environment name, current value and meaning (keys redacted)."""
+    state = _state(ctx)
+    rows = []
+    for name, field in mc.Settings.model_fields.items():
+        value = getattr(state.settings, name)
+        if name.endswith("api_key") and value:
+            value = "***"
+        rows.append(
+            {
+                "env": f"REVERIE_{name.upper()}",
+                "value": value,
+                "description": field.description or "",
+            }
+        )
+    if state.json:
+        out.emit_json({"settings": rows})
+    else:
+        out.table(
+            None,
+            ["setting", "value", "meaning"],
+            [[r["env"], r["value"], r["description"]] for r in rows],
+        )
+
+
 @app.command()
 def demo(ctx: typer.Context) -> None:
     """An offline tour on a temporary brain: adds, searches, merges."""

@@ -33,6 +33,7 @@ class Actors:
     embed_traces: dramatiq.Actor[Any, Any]
     record_retrieval: dramatiq.Actor[Any, Any]
     reconcile: dramatiq.Actor[Any, Any]
+    runtime: Runtime
 
     def send_embed(self, trace_ids: Sequence[str], batch: int) -> None:
         for start in range(0, len(trace_ids), batch):
@@ -130,6 +131,6 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
             max_retries=0,
             time_limit=300 * SECOND,
         ),
+        runtime=runtime,
     )
-    runtime.actors = actors
     return actors

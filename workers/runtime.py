@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from typing import Any
 
 from memory_core.db import Brain, open_brain
@@ -24,12 +25,12 @@ log = logging.getLogger(__name__)
 class Runtime:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.actors: Any = None
         self._lock = threading.Lock()
         self._brain: Brain | None = None
         self._embedder: Embedder | None = None
         self._embedder_made = False
         self._extract: Any = None
+        self.stats: Counter[str] = Counter()
 
     def brain(self) -> Brain:
         if self._brain is None:
@@ -55,11 +56,14 @@ class Runtime:
         return result
 
     def observe_ingest(self, report: IngestReport) -> None:
-        """Hook for metrics; logs a summary for now."""
-        if report.ingested:
-            log.debug(
-                "ingested %d turns, %d traces, %d duplicate facts skipped",
-                len(report.ingested),
-                len(report.new_trace_ids),
-                report.duplicates_skipped,
-            )
+        """Count what an ingest job did (fallbacks and LLM failures included)."""
+        with self._lock:
+            self.stats["turns_ingested"] += len(report.ingested)
+            self.stats["duplicates_skipped"] += report.duplicates_skipped
+            for category, n in report.facts_by_category.items():
+                self.stats[f"facts_{category}"] += n
+            for extraction in report.extractions:
+                self.stats["llm_tokens"] += extraction.tokens
+                if getattr(extraction, "fell_back", False):
+                    self.stats["extractor_fallbacks"] += 1
+                    self.stats["llm_failures"] += 1

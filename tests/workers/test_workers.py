@@ -121,3 +121,37 @@ def test_reconcile_picks_up_turns_the_queue_never_got(stack: tuple[mc.Settings, 
             ).scalar()
             == 1
         )
+
+
+def test_llm_down_turns_are_still_ingested_and_the_failure_counted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    settings = mc.load_settings(
+        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        embedder="none",
+        llm_base_url=f"http://127.0.0.1:{dead}/v1",
+        llm_max_retries=0,
+        llm_timeout_s=1.0,
+        llm_api_key="sk-secret-key",
+    )
+    workers = start_embedded(settings, threads=2)
+    try:
+        brain = mc.open_brain(settings)
+        ids = [
+            post(brain, workers, f"I prefer window seats on trains, trip {i}.") for i in range(3)
+        ]
+        workers.join()
+    finally:
+        workers.stop()
+    assert all(ingest.turn_status(brain, t)["status"] == "done" for t in ids)
+    assert mc.search(brain, "window seats", tags=["turn"]).results
+    stats = workers.actors.runtime.stats
+    assert stats["turns_ingested"] == 3
+    assert stats["extractor_fallbacks"] == 3 and stats["llm_failures"] == 3
+    assert any("falling back" in r.getMessage() for r in caplog.records)
+    assert "sk-secret-key" not in caplog.text
