@@ -209,7 +209,14 @@ def call(
         }.items()
         if v
     }
-    result = call_tool(name, arguments, ToolContext(_brain(request), scope_ids))
+    brain, workers = _brain(request), _workers(request)
+
+    def reflect() -> dict[str, Any]:
+        from memory_core.consolidation.dream import reflect as run_pass
+
+        return run_pass(brain, request.app.state.settings, workers.actors.runtime.embedder())
+
+    result = call_tool(name, arguments, ToolContext(brain, scope_ids, reflect=reflect))
     if "error" in result:
         return JSONResponse(result, status_code=CODE_STATUS.get(result["error"]["code"], 400))
     if name == "memory_add":

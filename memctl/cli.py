@@ -14,7 +14,9 @@ from typing import Annotated, Any
 import typer
 
 import memory_core as mc
+from memctl import dream_cli
 from memctl import output as out
+from memctl.proposals_cli import app as proposals_app
 from memory_core import maintenance
 
 log = logging.getLogger("memctl")
@@ -36,6 +38,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+app.add_typer(proposals_app, name="proposals")
 
 
 @dataclass
@@ -317,6 +320,15 @@ def worker(
 
 
 @app.command()
+def scheduler(ctx: typer.Context) -> None:
+    """Fire dream passes and reconcile sweeps on Redis workers until SIGTERM (one per brain)."""
+    from scheduler import main as run_scheduler
+
+    state = _state(ctx)
+    run_scheduler(state.settings.model_copy(update={"brain_url": state.brain_url}))
+
+
+@app.command()
 def reconcile(ctx: typer.Context) -> None:
     """Re-enqueue pending turns and traces lacking embeddings (embedded: do them now)."""
     from memctl import jobs
@@ -376,6 +388,9 @@ def demo(ctx: typer.Context) -> None:
 
     state = _state(ctx)
     run_demo(state.settings, as_json=state.json)
+
+
+dream_cli.register(app, _state)
 
 
 def main(argv: list[str] | None = None) -> Any:

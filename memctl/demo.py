@@ -31,8 +31,15 @@ def run_demo(settings: mc.Settings, *, as_json: bool) -> None:
 
     with tempfile.TemporaryDirectory(prefix="reverie-demo-") as tmp:
         url = f"sqlite:///{Path(tmp) / 'brain.sqlite'}"
+        settings = settings.model_copy(update={"data_dir": Path(tmp) / "data"})
         brain = mc.open_brain(settings, url=url)
-        ctx = mc.ToolContext(brain, scope_ids={"user": "demo-user"})
+        from memory_core.consolidation.dream import reflect
+
+        ctx = mc.ToolContext(
+            brain,
+            scope_ids={"user": "demo-user"},
+            reflect=lambda: reflect(brain, settings, None),
+        )
         say("a throwaway brain", path=str(brain.path))
 
         ids = []

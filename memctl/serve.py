@@ -5,48 +5,42 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
 
 import memory_core as mc
 
 log = logging.getLogger(__name__)
 
 
-def _reconcile_loop(send: object, interval: float, stop: threading.Event) -> None:
-    """Send a reconcile job now and every ``interval`` seconds until stopped."""
-    while not stop.is_set():
-        try:
-            send()  # type: ignore[operator]
-        except Exception:  # a missed sweep is retried next interval
-            log.exception("could not enqueue reconcile")
-        stop.wait(interval)
-
-
 def up(settings: mc.Settings, host: str, port: int) -> None:
-    """Embedded: API, worker threads and the reconcile loop in this process.
-    With Redis configured: the API only (workers run as `memctl worker`)."""
+    """Embedded: API, worker threads and the scheduler in this process.
+    With Redis configured: the API only (workers run as `memctl worker`,
+    the scheduler as `memctl scheduler`)."""
     from api.app import run
+    from memory_core.schedule import LeaseHeld
+    from scheduler import LeasedScheduler, build_scheduler
     from workers import setup, start_embedded
 
     embedded = not settings.redis_url
     workers = start_embedded(settings) if embedded else setup(settings)
-    stop = threading.Event()
-    if embedded:
-        threading.Thread(
-            target=_reconcile_loop,
-            args=(workers.actors.reconcile.send, settings.reconcile_after_s, stop),
-            name="reconcile-loop",
-            daemon=True,
-        ).start()
-    mode = "embedded" if embedded else "api only; workers: memctl worker"
-    print(
-        f"reverie listening on http://{host}:{port} ({mode}); brain {settings.brain_url}",
-        file=sys.stderr,
-    )
+    scheduler: LeasedScheduler | None = None
     try:
+        if embedded:
+            brain = mc.open_brain(settings)
+            scheduler = build_scheduler(settings, workers.actors, brain, background=True)
+            try:
+                scheduler.start()
+            except LeaseHeld as e:  # another process schedules this brain; serve without
+                print(f"reverie: scheduler not started: {e}", file=sys.stderr)
+                scheduler = None
+        mode = "embedded" if embedded else "api only; workers: memctl worker"
+        print(
+            f"reverie listening on http://{host}:{port} ({mode}); brain {settings.brain_url}",
+            file=sys.stderr,
+        )
         run(settings, workers, host, port)
     finally:
-        stop.set()
+        if scheduler is not None:
+            scheduler.shutdown()
         workers.stop()
 
 

@@ -2,9 +2,10 @@
 
 Search itself writes nothing; its caller enqueues :func:`record_retrieval`
 with an event id.  Applying an event bumps each returned trace's retrieval
-count and last access (which refreshes its decay) and strengthens the
-co-activation edges between the traces returned together.  The event id is
-recorded in the same transaction, so a redelivered job changes nothing.
+count and last access (which refreshes its decay, at once) and keeps the
+event, from which the next dream pass's strengthen step learns co-activation
+edges and stability.  The event id is the key, so a redelivered job changes
+nothing.
 """
 
 from __future__ import annotations
@@ -13,15 +14,10 @@ import json
 import time
 import uuid
 from collections.abc import Sequence
-from itertools import combinations
 
 from sqlalchemy import text
 
 from memory_core.db import Brain
-
-# Only the first few results of a search co-activate: deeper ones are noise.
-COACTIVATION_TOP = 5
-EDGE_INCREMENT = 1.0
 
 
 def new_event_id() -> str:
@@ -51,25 +47,5 @@ def record_retrieval(
                     "WHERE id = :id AND deleted = 0"
                 ),
                 {"at": at, "id": trace_id},
-            )
-        live = {
-            r[0]
-            for r in conn.execute(
-                text(
-                    "SELECT id FROM memory_traces WHERE deleted = 0 "
-                    "AND id IN (SELECT value FROM json_each(:ids))"
-                ),
-                {"ids": json.dumps(ids[:COACTIVATION_TOP])},
-            )
-        }
-        top = [t for t in ids[:COACTIVATION_TOP] if t in live]
-        for a, b in combinations(sorted(top), 2):
-            conn.execute(
-                text(
-                    "INSERT INTO coactivation_edges (a, b, weight, count, updated_at) "
-                    "VALUES (:a, :b, :w, 1, :at) ON CONFLICT (a, b) DO UPDATE SET "
-                    "weight = weight + :w, count = count + 1, updated_at = :at"
-                ),
-                {"a": a, "b": b, "w": EDGE_INCREMENT, "at": at},
             )
     return True

@@ -160,6 +160,75 @@ class Settings(BaseSettings):
     personality_conscientiousness: float = Field(0.5, ge=0, le=1, description="HEXACO C trait.")
     personality_openness: float = Field(0.5, ge=0, le=1, description="HEXACO O trait, 0..1.")
 
+    # -- dream passes -------------------------------------------------------------
+    dream_prune_threshold: float = Field(
+        0.05,
+        ge=0,
+        le=1,
+        description="Traces whose decayed strength is below this are proposed for pruning.",
+    )
+    dream_max_proposals: int = Field(
+        500, ge=0, description="Prune and merge proposals one pass may make, each."
+    )
+    dream_merge_threshold: float = Field(
+        0.95, gt=0, le=1, description="Cosine at or above which two traces are near duplicates."
+    )
+    dream_derive_max: int = Field(5, ge=0, description="Insight traces one pass may derive.")
+    dream_derive_min_cluster: int = Field(
+        3, ge=2, description="Related traces needed for an insight."
+    )
+    dream_derive_similarity: float = Field(
+        0.6, gt=0, lt=1, description="Average cosine within a cluster that makes traces related."
+    )
+    dream_derive_window: int = Field(
+        2_000, ge=10, description="Most recent traces considered for insights."
+    )
+    dream_compact_after_days: float = Field(
+        30.0, ge=0, description="Episodic traces older than this may become semantic..."
+    )
+    dream_compact_min_retrievals: int = Field(
+        3, ge=1, description="...when retrieved at least this often."
+    )
+    dream_backfill_max: int = Field(
+        2_000, ge=0, description="Traces a pass embeds itself; the rest are left to the queue."
+    )
+    dream_lease_ttl_s: float = Field(
+        120.0, ge=5, description="A pass's lease; renewed while it runs, expires if it dies."
+    )
+
+    # -- proposals ----------------------------------------------------------
+    proposal_reject_cooldown_days: float = Field(
+        30.0, ge=0, description="Days a rejected prune or merge is not proposed again."
+    )
+
+    # -- schedule -----------------------------------------------------------
+    dream_cron: str = Field(
+        "30 3 * * *",
+        description="Crontab (minute hour day month weekday, local time) of the nightly pass.",
+    )
+    dream_due_check_minutes: float = Field(
+        10.0, gt=0, description="How often the scheduler checks whether a dream pass is due."
+    )
+    dream_due_after_hours: float = Field(
+        24.0, ge=0, description="A pass is due once this long has passed since the last one..."
+    )
+    dream_due_min_new_traces: int = Field(
+        200, ge=0, description="...and at least this many traces were added since it."
+    )
+    dream_misfire_grace_s: int = Field(
+        3_600,
+        ge=1,
+        description="A cron pass missed by more than this (machine off) is skipped, not run late.",
+    )
+    reconcile_every_s: float = Field(
+        60.0, gt=0, description="How often the scheduler sends the reconcile sweep."
+    )
+    scheduler_lease_ttl_s: float = Field(
+        30.0,
+        gt=0,
+        description="The scheduler's lease on the brain; a dead scheduler's expires after this.",
+    )
+
     # -- logging ------------------------------------------------------------
     log_level: str = Field("WARNING", description="Root log level (DEBUG, INFO, WARNING, ...).")
 

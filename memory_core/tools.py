@@ -139,8 +139,8 @@ def anthropic_tools() -> list[dict[str, Any]]:
 class ToolContext:
     """Who is calling: the brain, and the scope ids of this call (user id etc.).
 
-    ``reflect`` runs or enqueues a dream pass; None while passes are not
-    available.
+    ``reflect`` runs a dream pass and answers its counts; None where passes
+    are not available to this caller.
     """
 
     brain: Brain
@@ -234,7 +234,7 @@ def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 def _reflect(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if ctx.reflect is None:
-        raise NotEnabled("dream passes are not enabled yet")
+        raise NotEnabled("dream passes are not available to this caller")
     return ctx.reflect()
 
 

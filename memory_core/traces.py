@@ -319,10 +319,10 @@ def update_trace(
                 f"trace {trace_id} changed since it was read "
                 f"(version {old.version}, expected {expected_version})"
             )
-        return _rewrite(conn, old, content, new_tags, now)
+        return rewrite_trace(conn, old, content, new_tags, now)
 
 
-def _rewrite(
+def rewrite_trace(
     conn: Connection,
     old: Trace,
     content: str | None,
@@ -438,7 +438,7 @@ def merge_traces(
         merged_from.extend(t.id for t in others)
         metadata["merged_from"] = merged_from
         accessed = [t.last_accessed for t in traces if t.last_accessed is not None]
-        _rewrite(
+        rewrite_trace(
             conn,
             survivor,
             content,

@@ -33,6 +33,7 @@ class Actors:
     embed_traces: dramatiq.Actor[Any, Any]
     record_retrieval: dramatiq.Actor[Any, Any]
     reconcile: dramatiq.Actor[Any, Any]
+    dream: dramatiq.Actor[Any, Any]
     runtime: Runtime
 
     def send_embed(self, trace_ids: Sequence[str], batch: int) -> None:
@@ -92,6 +93,12 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
                 len(plan.unembedded_ids),
             )
 
+    def dream(reason: str = "manual") -> None:
+        from memory_core.consolidation.dream import dream as run_pass
+
+        report = run_pass(runtime.brain(), settings, embedder=runtime.embedder(), reason=reason)
+        runtime.observe_dream(report)
+
     actors = Actors(
         ingest_turn=_actor(
             ingest_turn,
@@ -130,6 +137,15 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
             queue_name="maintenance",
             max_retries=0,
             time_limit=300 * SECOND,
+        ),
+        dream=_actor(
+            dream,
+            broker=broker,
+            actor_name="dream",
+            queue_name="maintenance",
+            max_retries=1,
+            min_backoff=60 * SECOND,
+            time_limit=3_600 * SECOND,
         ),
         runtime=runtime,
     )

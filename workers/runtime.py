@@ -67,3 +67,8 @@ class Runtime:
                 if getattr(extraction, "fell_back", False):
                     self.stats["extractor_fallbacks"] += 1
                     self.stats["llm_failures"] += 1
+
+    def observe_dream(self, report: Any) -> None:
+        """Count a pass by its outcome (metrics hook)."""
+        with self._lock:
+            self.stats[f"dream_{report.status}"] += 1

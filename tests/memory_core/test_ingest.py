@@ -166,7 +166,7 @@ def test_stale_pending_lists_only_old_pending_turns(brain: mc.Brain) -> None:
     assert ingest.stale_pending(brain, older_than=60) == [old.turn_id]
 
 
-def test_retrieval_feedback_applies_once_and_links_co_retrieved_traces(brain: mc.Brain) -> None:
+def test_retrieval_feedback_applies_once_and_keeps_the_event(brain: mc.Brain) -> None:
     from memory_core import feedback
 
     a, b, c = (mc.add_trace(brain, f"trace {x}") for x in "abc")
@@ -175,5 +175,5 @@ def test_retrieval_feedback_applies_once_and_links_co_retrieved_traces(brain: mc
     assert mc.get_trace(brain, a).retrieval_count == 1
     assert mc.get_trace(brain, a).last_accessed == 500.0
     with brain.read() as conn:
-        edges = conn.execute(text("SELECT a, b, weight FROM coactivation_edges")).all()
-    assert len(edges) == 3 and all(w == 1.0 for _, _, w in edges)
+        events = conn.execute(text("SELECT id, consolidated FROM retrieval_events")).all()
+    assert [tuple(e) for e in events] == [("ret_1", 0)]

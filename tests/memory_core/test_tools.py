@@ -498,7 +498,7 @@ def test_reflect_is_registered_and_answers_a_clear_not_enabled_error(
     before = digest(ctx.brain)
     result = call(ctx, "memory_reflect")
     assert result["error"]["code"] == "not_enabled"
-    assert "not enabled" in result["error"]["message"]
+    assert "not available" in result["error"]["message"]
     assert digest(ctx.brain) == before
 
 

@@ -1,0 +1,182 @@
+"""Dream pass at scale: duration at 10k and 100k traces, near-duplicate recall.
+
+Synthetic brains (deterministic seed): traces with 384-d unit vectors drawn
+around a few thousand centres, so that related traces are similar but
+unrelated ones are not, plus a known share of planted near duplicates (a
+trace and a slightly perturbed copy of its vector, cosine ~0.96-0.99).  Each
+brain runs one full pass; the merge step's proposals are compared with the
+planted pairs: recall (planted pairs proposed) and precision (proposals that
+are planted).  The duration ratio 100k/10k shows whether any step is
+quadratic (10x the data should cost about 10x, not 100x).
+
+The proposal cap is lifted for the run so that every detected pair is
+proposed (the default cap keeps a person's review queue short).
+
+    python -m bench.dream [--sizes 10000,100000] [--dup-share 0.02] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import text
+
+import memory_core as mc
+from memory_core.consolidation.dream import dream
+from memory_core.embeddings import to_blob
+
+log = logging.getLogger(__name__)
+DIM = 384
+MODEL = "bench-synthetic-384"
+
+
+@dataclass
+class FakeEmbedder:
+    """Names the synthetic vectors' model; never asked to embed (none missing)."""
+
+    name: str = MODEL
+    dim: int = DIM
+
+    def embed(self, texts: Any) -> npt.NDArray[np.float32]:
+        raise AssertionError("the bench brain has every vector already")
+
+
+def synthetic(
+    n: int, dup_share: float, seed: int
+) -> tuple[npt.NDArray[np.float32], set[tuple[int, int]]]:
+    """n unit vectors around n/30 centres; planted (i, j) near-duplicate pairs."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((max(n // 30, 1), DIM)).astype(np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    which = rng.integers(0, len(centres), n)
+    vecs = centres[which] + 0.9 * rng.standard_normal((n, DIM)).astype(np.float32) / np.sqrt(DIM)
+    planted: set[tuple[int, int]] = set()
+    originals = rng.choice(n // 2, int(n * dup_share), replace=False)
+    copies = rng.choice(np.arange(n // 2, n), len(originals), replace=False)
+    for a, b in zip(originals, copies, strict=True):
+        noise = rng.standard_normal(DIM).astype(np.float32)
+        vecs[b] = vecs[a] / np.linalg.norm(vecs[a]) + rng.uniform(0.1, 0.25) * noise / np.sqrt(DIM)
+        planted.add((int(min(a, b)), int(max(a, b))))
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs.astype(np.float32), planted
+
+
+def build(
+    folder: Path, n: int, dup_share: float, seed: int
+) -> tuple[mc.Brain, mc.Settings, list[str], set[tuple[int, int]]]:
+    settings = mc.load_settings(
+        brain_url=f"sqlite:///{folder / 'brain.sqlite'}",
+        data_dir=folder / "data",
+        embedder="none",
+        dream_max_proposals=10 * n,
+    )
+    brain = mc.open_brain(settings)
+    vecs, planted = synthetic(n, dup_share, seed)
+    ids = [f"mt_bench_{i:07d}" for i in range(n)]
+    created = time.time() - 3600
+    for start in range(0, n, 5000):
+        chunk = range(start, min(start + 5000, n))
+        mc.add_traces(
+            brain,
+            [
+                mc.NewTrace(
+                    f"synthetic memory {i} about topic {i % 997}",
+                    type="semantic",
+                    scope="user",
+                    scope_id="u1",
+                    id=ids[i],
+                )
+                for i in chunk
+            ],
+            now=created,
+        )
+        with brain.transaction() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
+                    "VALUES (:t, :m, :d, :v, :c)"
+                ),
+                [
+                    {"t": ids[i], "m": MODEL, "d": DIM, "v": to_blob(vecs[i]), "c": created}
+                    for i in chunk
+                ],
+            )
+    return brain, settings, ids, planted
+
+
+def run_size(n: int, dup_share: float, seed: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="reverie-dream-bench-") as tmp:
+        t0 = time.perf_counter()
+        brain, settings, ids, planted = build(Path(tmp), n, dup_share, seed)
+        build_s = time.perf_counter() - t0
+        log.info("size %d: built in %.1fs; running a pass", n, build_s)
+        t1 = time.perf_counter()
+        report = dream(brain, settings, embedder=FakeEmbedder(), reason="bench")
+        duration = time.perf_counter() - t1
+        index = {t: i for i, t in enumerate(ids)}
+        proposed = {
+            tuple(sorted((index[item["proposed"][0]], index[item["proposed"][1]])))
+            for step in report.steps
+            if step.name == "merge"
+            for item in step.items
+            if "proposed" in item
+        }
+        hits = len(proposed & planted)
+        mc.close_brain(brain.url)
+    return {
+        "traces": n,
+        "planted_pairs": len(planted),
+        "proposed_pairs": len(proposed),
+        "recall": hits / len(planted) if planted else 1.0,
+        "precision": hits / len(proposed) if proposed else 1.0,
+        "pass_s": round(duration, 2),
+        "build_s": round(build_s, 1),
+        "steps_s": {s.name: round(s.duration_s, 2) for s in report.steps},
+        "status": report.status,
+    }
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    print(
+        f"{'traces':>8} {'pass s':>8} {'planted':>8} {'proposed':>9} {'recall':>7} "
+        f"{'precision':>9}  steps (s)"
+    )
+    for r in rows:
+        print(
+            f"{r['traces']:>8} {r['pass_s']:>8} {r['planted_pairs']:>8} {r['proposed_pairs']:>9} "
+            f"{r['recall']:>7.3f} {r['precision']:>9.3f}  {r['steps_s']}"
+        )
+    if len(rows) >= 2:
+        ratio = rows[-1]["pass_s"] / max(rows[0]["pass_s"], 1e-9)
+        size = rows[-1]["traces"] / rows[0]["traces"]
+        print(
+            f"duration ratio {rows[-1]['traces']}/{rows[0]['traces']}: {ratio:.1f}x "
+            f"for {size:.0f}x the traces"
+        )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--dup-share", type=float, default=0.02)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    rows = [run_size(int(n), args.dup_share, args.seed) for n in args.sizes.split(",")]
+    report(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Dream-pass steps and the orchestrator."""

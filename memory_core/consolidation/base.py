@@ -1,0 +1,103 @@
+"""What every dream-pass step shares: the pass context and the step result.
+
+A step is a pair of functions: ``plan(ctx)`` reads the brain and decides,
+``apply(ctx, plan)`` writes the decision in one transaction (so a step never
+half-applies).  A dry run calls only ``plan``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import text
+
+from memory_core.db import Brain
+from memory_core.embedders.base import Embedder
+from memory_core.settings import Settings
+
+
+@dataclass
+class StepResult:
+    """What one step did (or, in a dry run, would do)."""
+
+    name: str
+    counts: dict[str, int] = field(default_factory=dict)
+    items: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    proposals: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "counts": self.counts,
+            "items": self.items,
+            "notes": self.notes,
+            "proposals": self.proposals,
+            "duration_s": round(self.duration_s, 3),
+        }
+
+
+@dataclass
+class Vectors:
+    """The brain's vectors for one model, with each trace's scope key and age."""
+
+    ids: list[str]
+    matrix: npt.NDArray[np.float32]
+    groups: list[tuple[str, str | None]]
+    created_at: npt.NDArray[np.float64]
+
+    def index(self) -> dict[str, int]:
+        return {t: i for i, t in enumerate(self.ids)}
+
+
+@dataclass
+class PassContext:
+    """One pass: the brain, its settings, identity, clock and helpers."""
+
+    brain: Brain
+    settings: Settings
+    pass_id: str
+    dry_run: bool
+    embedder: Embedder | None
+    now: float = field(default_factory=time.time)
+    last_pass_at: float | None = None
+    renew: Callable[[], None] = lambda: None
+
+    @cached_property
+    def vectors(self) -> Vectors | None:
+        """Active traces' vectors of the configured model (None without any)."""
+        if self.embedder is None:
+            return None
+        from memory_core.embeddings import load_vectors
+
+        ids, matrix = load_vectors(self.brain, self.embedder.name)
+        if not ids:
+            return None
+        meta: dict[str, tuple[str, str | None, float]] = {}
+        with self.brain.read() as conn:
+            for tid, scope, scope_id, created in conn.execute(
+                text("SELECT id, scope, scope_id, created_at FROM memory_traces WHERE deleted = 0")
+            ):
+                meta[tid] = (scope, scope_id, created)
+        keep = [i for i, t in enumerate(ids) if t in meta]
+        ids = [ids[i] for i in keep]
+        return Vectors(
+            ids=ids,
+            matrix=matrix[keep],
+            groups=[(meta[t][0], meta[t][1]) for t in ids],
+            created_at=np.array([meta[t][2] for t in ids], dtype=np.float64),
+        )
+
+    def forget_vectors(self) -> None:
+        """Drop the cached vectors after a step deleted traces."""
+        self.__dict__.pop("vectors", None)
+
+    def is_new(self, created_at: float) -> bool:
+        return self.last_pass_at is None or created_at >= self.last_pass_at

@@ -1,0 +1,293 @@
+"""The dream pass: six steps under a lease, a report, a log row.
+
+``dream(brain, settings)`` takes the brain's ``dream`` lease (one pass per
+brain at a time, across processes and machines; renewed while it runs, so a
+pass killed with -9 frees it when it expires), then runs prune, merge,
+strengthen, derive, compact and re-index.  Each step commits on its own, in
+one transaction, so a pass that dies midway leaves every step either done or
+not done.  Unattended steps only add and update, apart from merging exact
+duplicates (the survivor holds the identical content); every other deletion
+is a proposal.
+
+A dry run plans every step and changes nothing: it takes no lease, writes no
+log row and no report file, and returns the report.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import text
+
+from memory_core.consolidation import compact, derive, merge, prune, reindex, strengthen
+from memory_core.consolidation.base import PassContext, StepResult
+from memory_core.db import Brain
+from memory_core.embedders.base import Embedder
+from memory_core.schedule import acquire_lease, release_lease, renew_lease
+from memory_core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+LEASE = "dream"
+STEPS: list[tuple[str, Callable[[PassContext], StepResult]]] = [
+    ("prune", prune.run),
+    ("merge", merge.run),
+    ("strengthen", strengthen.run),
+    ("derive", derive.run),
+    ("compact", compact.run),
+    ("reindex", reindex.run),
+]
+
+
+@dataclass
+class DreamReport:
+    pass_id: str
+    status: str  # ok | failed | already_running | dry_run
+    reason: str
+    started_at: float
+    duration_s: float = 0.0
+    steps: list[StepResult] = field(default_factory=list)
+    error: str | None = None
+    report_path: str | None = None
+
+    def count(self, step: str, key: str) -> int:
+        return sum(s.counts.get(key, 0) for s in self.steps if s.name == step)
+
+    def summary(self) -> dict[str, int]:
+        """The reflect tool's counts; ``pruned`` counts prune proposals."""
+        return {
+            "pruned": self.count("prune", "proposed"),
+            "merged": self.count("merge", "merged"),
+            "mergeProposed": self.count("merge", "proposed"),
+            "derived": self.count("derive", "derived"),
+            "compacted": self.count("compact", "compacted"),
+            "durationMs": int(self.duration_s * 1000),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pass_id": self.pass_id,
+            "status": self.status,
+            "reason": self.reason,
+            "started_at": datetime.fromtimestamp(self.started_at, UTC).isoformat(),
+            "duration_s": round(self.duration_s, 3),
+            "summary": self.summary(),
+            "steps": [s.to_dict() for s in self.steps],
+            "error": self.error,
+            "report_path": self.report_path,
+        }
+
+
+def last_pass_started(brain: Brain) -> float | None:
+    """When the last completed pass started: what is "new" to this one."""
+    with brain.read() as conn:
+        value = conn.execute(
+            text(
+                "SELECT max(started_at) FROM consolidation_log WHERE status = 'ok' AND dry_run = 0"
+            )
+        ).scalar()
+    return float(value) if value is not None else None
+
+
+def dream(
+    brain: Brain,
+    settings: Settings,
+    *,
+    dry_run: bool = False,
+    embedder: Embedder | None = None,
+    reason: str = "manual",
+    now: float | None = None,
+) -> DreamReport:
+    """Run one pass (or, with ``dry_run``, plan one) and return its report."""
+    pass_id = f"dream_{datetime.now(UTC):%Y%m%dT%H%M%S}_{uuid.uuid4().hex[:8]}"
+    started = time.time()
+    report = DreamReport(pass_id, "dry_run" if dry_run else "ok", reason, started)
+    ctx = PassContext(
+        brain,
+        settings,
+        pass_id,
+        dry_run,
+        embedder,
+        now=started if now is None else now,
+        last_pass_at=last_pass_started(brain),
+    )
+    if dry_run:
+        _run_steps(ctx, report)
+        report.duration_s = time.time() - started
+        return report
+    if not acquire_lease(brain, LEASE, pass_id, settings.dream_lease_ttl_s):
+        report.status = "already_running"
+        log.info("dream pass not started: another pass holds the lease")
+        return report
+    keeper = _LeaseKeeper(brain, pass_id, settings.dream_lease_ttl_s)
+    try:
+        _close_interrupted(brain, started)
+        _log_start(brain, report)
+        keeper.start()
+        try:
+            _run_steps(ctx, report)
+        except Exception as e:  # the pass boundary: record, report, re-raise
+            report.status, report.error = "failed", f"{type(e).__name__}: {e}"
+            log.exception("dream pass %s failed", pass_id)
+            raise
+        finally:
+            report.duration_s = time.time() - started
+            report.report_path = str(write_report(settings, report))
+            _log_end(brain, report)
+    finally:
+        keeper.stop()
+        release_lease(brain, LEASE, pass_id)
+    return report
+
+
+def _run_steps(ctx: PassContext, report: DreamReport) -> None:
+    for name, step in STEPS:
+        t0 = time.perf_counter()
+        result = step(ctx)
+        result.duration_s = time.perf_counter() - t0
+        report.steps.append(result)
+        log.info("dream %s: %s %s in %.2fs", ctx.pass_id, name, result.counts, result.duration_s)
+
+
+class _LeaseKeeper:
+    """Renews the pass's lease every third of its lifetime until stopped."""
+
+    def __init__(self, brain: Brain, holder: str, ttl_s: float) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(brain, holder, ttl_s), name="dream-lease", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(5)
+
+    def _run(self, brain: Brain, holder: str, ttl_s: float) -> None:
+        while not self._stop.wait(ttl_s / 3):
+            try:
+                if not renew_lease(brain, LEASE, holder, ttl_s):
+                    log.error("dream lease %s lost", holder)
+            except Exception:  # a failed renewal is retried at the next tick
+                log.exception("could not renew the dream lease")
+
+
+def _close_interrupted(brain: Brain, now: float) -> None:
+    """Passes still 'running' belong to processes that died (we hold the lease)."""
+    with brain.transaction() as conn:
+        conn.execute(
+            text(
+                "UPDATE consolidation_log SET status = 'interrupted', finished_at = :now "
+                "WHERE status = 'running'"
+            ),
+            {"now": now},
+        )
+
+
+def _log_start(brain: Brain, report: DreamReport) -> None:
+    with brain.transaction() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO consolidation_log (id, started_at, status, dry_run, counts) "
+                "VALUES (:id, :at, 'running', 0, '{}')"
+            ),
+            {"id": report.pass_id, "at": report.started_at},
+        )
+
+
+def _log_end(brain: Brain, report: DreamReport) -> None:
+    counts = {s.name: s.counts for s in report.steps}
+    with brain.transaction() as conn:
+        conn.execute(
+            text(
+                "UPDATE consolidation_log SET status = :status, finished_at = :end, "
+                "counts = :counts, report_path = :path WHERE id = :id"
+            ),
+            {
+                "status": report.status,
+                "end": report.started_at + report.duration_s,
+                "counts": json.dumps(counts),
+                "path": report.report_path,
+                "id": report.pass_id,
+            },
+        )
+
+
+def write_report(settings: Settings, report: DreamReport) -> Path:
+    """The pass's report as JSON and Markdown under DATA_DIR/dream-reports/."""
+    folder = Path(settings.data_dir) / "dream-reports"
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = report.to_dict()
+    json_path = folder / f"{report.pass_id}.json"
+    json_path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    (folder / f"{report.pass_id}.md").write_text(render_markdown(doc))
+    return json_path
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    lines = [
+        f"# Dream pass {doc['pass_id']}",
+        "",
+        f"- status: {doc['status']} ({doc['reason']})",
+        f"- started: {doc['started_at']}, took {doc['duration_s']} s",
+        f"- summary: {doc['summary']}",
+    ]
+    if doc.get("error"):
+        lines.append(f"- error: {doc['error']}")
+    for step in doc["steps"]:
+        lines += [
+            "",
+            f"## {step['name']} ({step['duration_s']} s)",
+            "",
+            f"counts: {step['counts']}",
+        ]
+        lines += [f"- note: {n}" for n in step["notes"]]
+        lines += [f"- proposal {p}" for p in step["proposals"]]
+        lines += [f"- {json.dumps(item, ensure_ascii=False)}" for item in step["items"][:200]]
+        if len(step["items"]) > 200:
+            lines.append(f"- ... {len(step['items']) - 200} more in the JSON report")
+    return "\n".join(lines) + "\n"
+
+
+def reflect(brain: Brain, settings: Settings, embedder: Embedder | None) -> dict[str, Any]:
+    """memory_reflect: run a pass now; zero counts when one is already running."""
+    report = dream(brain, settings, embedder=embedder, reason="reflect")
+    summary: dict[str, Any] = report.summary()
+    if report.status == "already_running":
+        summary["alreadyRunning"] = True
+    return summary
+
+
+def list_passes(brain: Brain, limit: int = 50) -> list[dict[str, Any]]:
+    """The most recent passes from the consolidation log, newest first."""
+    with brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT id, started_at, finished_at, status, dry_run, counts, report_path "
+                "FROM consolidation_log ORDER BY started_at DESC LIMIT :n"
+            ),
+            {"n": limit},
+        ).all()
+    return [
+        {
+            "pass_id": r.id,
+            "started_at": r.started_at,
+            "duration_s": None if r.finished_at is None else round(r.finished_at - r.started_at, 3),
+            "status": r.status,
+            "counts": json.loads(r.counts),
+            "report_path": r.report_path,
+        }
+        for r in rows
+    ]

@@ -1,0 +1,53 @@
+"""Re-index: keep the full-text index tidy and backfill missing vectors.
+
+FTS5's ``optimize`` merges index segments; when the integrity check finds the
+index out of step with the traces it is rebuilt instead.  A bounded number of
+traces lacking vectors are embedded here; the rest are left to the embed
+queue (reconcile re-enqueues them).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+
+from memory_core.consolidation.base import PassContext, StepResult
+from memory_core.errors import BrainError
+from memory_core.schema import FTS_TABLE
+
+
+def run(ctx: PassContext) -> StepResult:
+    result = StepResult("reindex")
+    consistent = _consistent(ctx)
+    result.counts["rebuilt"] = 0 if consistent else 1
+    if not ctx.dry_run:
+        command = "optimize" if consistent else "rebuild"
+        with ctx.brain.transaction() as conn:
+            conn.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES (:c)"), {"c": command})
+    if not consistent:
+        result.notes.append("full-text index was inconsistent: rebuilt")
+    result.counts["embedded"] = 0 if ctx.dry_run else _backfill(ctx)
+    return result
+
+
+def _consistent(ctx: PassContext) -> bool:
+    try:
+        with ctx.brain.transaction() as conn:
+            conn.execute(
+                text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('integrity-check', 1)")
+            )
+    except BrainError as e:
+        if "malformed" not in str(e):
+            raise
+        return False
+    return True
+
+
+def _backfill(ctx: PassContext) -> int:
+    if ctx.embedder is None or ctx.settings.dream_backfill_max == 0:
+        return 0
+    from memory_core.embeddings import embed_traces, traces_missing_embeddings
+
+    missing = traces_missing_embeddings(
+        ctx.brain, ctx.embedder.name, ctx.settings.dream_backfill_max
+    )
+    return embed_traces(ctx.brain, ctx.embedder, missing) if missing else 0

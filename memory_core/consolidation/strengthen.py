@@ -1,0 +1,112 @@
+"""Strengthen: learn from what search returned since the last pass.
+
+Search enqueues retrieval events (the read path writes nothing else); the
+feedback job bumps each returned trace's retrieval count and last access.
+Here, unattended, the pass turns the events into Hebbian co-activation edges
+between traces returned together near the top, and grows the stability of
+traces that keep being retrieved (spaced repetition: stability grows with
+the logarithm of retrievals, so reinforcement saturates instead of pinning a
+trace at full strength forever).  Events are marked consolidated in the same
+transaction, so each is learned from once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from sqlalchemy import text
+
+from memory_core.consolidation.base import PassContext, StepResult
+
+COACTIVATION_TOP = 5
+MAX_EVENTS = 100_000
+STABILITY_GAIN = 0.2
+STABILITY_CAP = 16.0
+
+
+@dataclass
+class StrengthenPlan:
+    event_ids: list[str] = field(default_factory=list)
+    edges: Counter[tuple[str, str]] = field(default_factory=Counter)
+    retrieved: Counter[str] = field(default_factory=Counter)
+
+
+def plan(ctx: PassContext) -> StrengthenPlan:
+    result = StrengthenPlan()
+    with ctx.brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT id, trace_ids FROM retrieval_events WHERE consolidated = 0 "
+                "ORDER BY at LIMIT :n"
+            ),
+            {"n": MAX_EVENTS},
+        ).all()
+    for event_id, ids_json in rows:
+        ids = list(dict.fromkeys(json.loads(ids_json)))
+        result.event_ids.append(event_id)
+        result.retrieved.update(ids)
+        for a, b in combinations(sorted(ids[:COACTIVATION_TOP]), 2):
+            result.edges[(a, b)] += 1
+    return result
+
+
+def apply(ctx: PassContext, p: StrengthenPlan) -> tuple[int, int]:
+    """Edges upserted and traces whose stability grew, in one transaction."""
+    grown = 0
+    with ctx.brain.transaction() as conn:
+        live = _active(conn, set(p.retrieved))
+        for (a, b), n in p.edges.items():
+            if a in live and b in live:
+                conn.execute(
+                    text(
+                        "INSERT INTO coactivation_edges (a, b, weight, count, updated_at) "
+                        "VALUES (:a, :b, :w, :n, :at) ON CONFLICT (a, b) DO UPDATE SET "
+                        "weight = weight + :w, count = count + :n, updated_at = :at"
+                    ),
+                    {"a": a, "b": b, "w": float(n), "n": n, "at": ctx.now},
+                )
+        for trace_id, n in p.retrieved.items():
+            if trace_id in live:
+                factor = 1.0 + STABILITY_GAIN * math.log2(1.0 + n)
+                conn.execute(
+                    text(
+                        "UPDATE memory_traces SET stability = min(:cap, stability * :f) "
+                        "WHERE id = :id AND deleted = 0"
+                    ),
+                    {"cap": STABILITY_CAP, "f": factor, "id": trace_id},
+                )
+                grown += 1
+        conn.execute(
+            text(
+                "UPDATE retrieval_events SET consolidated = 1 "
+                "WHERE id IN (SELECT value FROM json_each(:ids))"
+            ),
+            {"ids": json.dumps(p.event_ids)},
+        )
+    return sum(1 for a, b in p.edges if a in live and b in live), grown
+
+
+def _active(conn: object, ids: set[str]) -> set[str]:
+    if not ids:
+        return set()
+    rows = conn.execute(  # type: ignore[attr-defined]
+        text(
+            "SELECT id FROM memory_traces WHERE deleted = 0 "
+            "AND id IN (SELECT value FROM json_each(:ids))"
+        ),
+        {"ids": json.dumps(sorted(ids))},
+    ).all()
+    return {r[0] for r in rows}
+
+
+def run(ctx: PassContext) -> StepResult:
+    p = plan(ctx)
+    edges, grown = (len(p.edges), len(p.retrieved)) if ctx.dry_run else apply(ctx, p)
+    return StepResult(
+        "strengthen",
+        counts={"events": len(p.event_ids), "edges": edges, "stabilised": grown},
+    )

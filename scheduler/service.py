@@ -1,0 +1,232 @@
+"""One scheduler per brain: building it, its lease, and ``memctl scheduler``.
+
+:func:`build_scheduler` returns an APScheduler 3.x scheduler (blocking or
+background) carrying the jobs of :mod:`scheduler.jobs`.  Its ``start()``
+first takes the brain's ``scheduler`` lease and refuses with
+:class:`~memory_core.schedule.LeaseHeld` while another live scheduler holds
+it; a dead scheduler's lease expires after ``scheduler_lease_ttl_s`` and the
+next start takes over.  The lease is renewed every third of its TTL by a job;
+a scheduler that finds it taken (it stalled longer than the TTL and another
+took over) stops itself.  ``shutdown()`` releases the lease.
+
+Messages sent twice around a takeover are harmless: every actor is
+idempotent and the dream pass takes its own lease.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from types import FrameType
+from typing import Any
+
+from apscheduler.events import EVENT_SCHEDULER_SHUTDOWN  # type: ignore[import-untyped]
+from apscheduler.executors.pool import ThreadPoolExecutor  # type: ignore[import-untyped]
+from apscheduler.jobstores.memory import MemoryJobStore  # type: ignore[import-untyped]
+from apscheduler.schedulers.background import (  # type: ignore[import-untyped]
+    BackgroundScheduler,
+)
+from apscheduler.schedulers.blocking import BlockingScheduler  # type: ignore[import-untyped]
+
+from memory_core.db import Brain, open_brain
+from memory_core.errors import ConfigError
+from memory_core.schedule import (
+    LeaseHeld,
+    acquire_lease,
+    lease_holder,
+    release_lease,
+    renew_lease,
+)
+from memory_core.settings import Settings
+from scheduler import stats as stats_
+from scheduler.jobs import SchedulerActors, job_table
+
+log = logging.getLogger(__name__)
+
+LEASE_NAME = "scheduler"
+
+
+class SchedulerLease:
+    """This scheduler's hold on the brain's ``scheduler`` lease."""
+
+    def __init__(self, brain: Brain, ttl_s: float) -> None:
+        self.brain = brain
+        self.ttl_s = ttl_s
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    def acquire(self) -> None:
+        """Take the lease or raise LeaseHeld naming who holds it."""
+        if acquire_lease(self.brain, LEASE_NAME, self.holder, self.ttl_s):
+            log.info("scheduler %s holds the lease on %s", self.holder, self.brain.path)
+            return
+        current = lease_holder(self.brain, LEASE_NAME)
+        who = current.holder if current else "another scheduler"
+        left = max(0.0, current.expires_at - time.time()) if current else 0.0
+        raise LeaseHeld(
+            f"another scheduler ({who}) runs on brain {self.brain.path}; "
+            f"stop it, or start this one once its lease expires (in {left:.0f} s)"
+        )
+
+    def renew(self) -> bool:
+        return renew_lease(self.brain, LEASE_NAME, self.holder, self.ttl_s)
+
+    def release(self) -> None:
+        if release_lease(self.brain, LEASE_NAME, self.holder):
+            log.info("scheduler %s released the lease", self.holder)
+
+
+class _Leased:
+    """start() takes the lease first; shutdown() is idempotent and releases it.
+
+    Mixed in before an APScheduler scheduler class.
+    """
+
+    lease: SchedulerLease
+    stats: stats_.SchedulerStats
+    lost_lease: bool
+    running: bool  # BaseScheduler's property
+
+    def _init_lease(self, lease: SchedulerLease) -> None:
+        self.lease = lease
+        self.stats = stats_.SchedulerStats()
+        self.lost_lease = False
+        self._stop_lock = threading.Lock()
+        self._stopping = False
+
+    def start(self, paused: bool = False) -> None:
+        self.lease.acquire()
+        try:
+            super().start(paused)  # type: ignore[misc]
+        except BaseException:
+            self.shutdown(wait=False)
+            self.lease.release()
+            raise
+
+    def shutdown(self, wait: bool = True) -> None:
+        with self._stop_lock:
+            if self._stopping or not self.running:
+                return
+            self._stopping = True
+        try:
+            super().shutdown(wait)  # type: ignore[misc]
+        finally:
+            self.lease.release()
+
+    def keep_lease(self) -> bool:
+        """The renewal job: renew, or stop this scheduler when the lease was taken.
+
+        Returns False: it sends no message.
+        """
+        if self.lease.renew():
+            return False
+        log.error(
+            "scheduler %s lost its lease on %s to another scheduler; stopping",
+            self.lease.holder,
+            self.lease.brain.path,
+        )
+        self.lost_lease = True
+        # From a job thread: waiting would wait for this very job.
+        self.shutdown(wait=False)
+        return False
+
+
+class LeasedBackgroundScheduler(_Leased, BackgroundScheduler):  # type: ignore[misc]
+    """A BackgroundScheduler that holds the brain's scheduler lease while it runs."""
+
+    def __init__(self, lease: SchedulerLease, **options: Any) -> None:
+        super().__init__(**options)
+        self._init_lease(lease)
+
+
+class LeasedBlockingScheduler(_Leased, BlockingScheduler):  # type: ignore[misc]
+    """A BlockingScheduler that holds the brain's scheduler lease while it runs."""
+
+    def __init__(self, lease: SchedulerLease, **options: Any) -> None:
+        super().__init__(**options)
+        self._init_lease(lease)
+
+
+LeasedScheduler = LeasedBackgroundScheduler | LeasedBlockingScheduler
+
+
+def build_scheduler(
+    settings: Settings, actors: SchedulerActors, brain: Brain, background: bool
+) -> LeasedScheduler:
+    """The scheduler for ``brain``: dream on cron and when due, reconcile, lease renewal.
+
+    Nothing runs (and no lease is taken) until ``start()``.  ``background``
+    picks a BackgroundScheduler (its own thread; ``memctl up``) or a
+    BlockingScheduler (``start()`` blocks until shutdown).
+    """
+    lease = SchedulerLease(brain, settings.scheduler_lease_ttl_s)
+    cls = LeasedBackgroundScheduler if background else LeasedBlockingScheduler
+    scheduler = cls(
+        lease,
+        jobstores={"default": MemoryJobStore()},
+        executors={"default": ThreadPoolExecutor(max_workers=4)},
+        # Defaults for any job added later; every job below sets its own.
+        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 60},
+    )
+    scheduler.add_listener(scheduler.stats.on_event, stats_.EVENTS)
+    now = datetime.now(UTC)
+    for spec in job_table(settings, actors, brain, scheduler.keep_lease):
+        first = {"next_run_time": now} if spec.run_at_start else {}
+        scheduler.add_job(
+            spec.func,
+            spec.trigger,
+            id=spec.id,
+            name=spec.id,
+            coalesce=True,
+            max_instances=1,
+            misfire_grace_time=spec.misfire_grace_s,
+            **first,
+        )
+    return scheduler
+
+
+def main(settings: Settings) -> None:
+    """``memctl scheduler``: run the scheduler until SIGTERM or SIGINT.
+
+    Sends jobs to Redis, where ``memctl worker`` processes run them; without
+    Redis there is no worker to receive them (``memctl up`` runs its own
+    scheduler).  The scheduler runs in a background thread while the main
+    thread waits for a signal, so shutting down (waiting for running jobs,
+    releasing the lease) never runs inside a signal handler.  Raises LeaseHeld
+    when another scheduler holds the brain, or took it over while this one ran.
+    """
+    if not settings.redis_url:
+        raise ConfigError(
+            "memctl scheduler needs REVERIE_REDIS_URL (its jobs run on memctl worker); "
+            "without Redis, memctl up runs the scheduler"
+        )
+    from workers import setup
+
+    brain = open_brain(settings)
+    workers = setup(settings)
+    wake = threading.Event()
+
+    def _on_signal(signum: int, _frame: FrameType | None) -> None:
+        log.info("scheduler: %s received, shutting down", signal.Signals(signum).name)
+        wake.set()
+
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        scheduler = build_scheduler(settings, workers.actors, brain, background=True)
+        scheduler.add_listener(lambda _event: wake.set(), EVENT_SCHEDULER_SHUTDOWN)
+        scheduler.start()
+        try:
+            wake.wait()
+        finally:
+            scheduler.shutdown()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        workers.stop()
+    if scheduler.lost_lease:
+        raise LeaseHeld("another scheduler took over this brain's lease; this one stopped")

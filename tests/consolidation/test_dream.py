@@ -1,0 +1,299 @@
+"""Dream-pass steps on small brains with known answers, and the pass as a whole."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+import memory_core as mc
+from memory_core import feedback, proposals
+from memory_core.consolidation.dream import dream, list_passes
+from memory_core.decay import DAY
+from memory_core.embedders.stub import StubEmbedder
+from memory_core.embeddings import embed_missing
+from memory_core.maintenance import doctor
+from memory_core.schedule import acquire_lease
+
+NOW = time.time()
+
+
+@pytest.fixture
+def stub() -> StubEmbedder:
+    return StubEmbedder()
+
+
+def add(brain: mc.Brain, content: str, *, age_days: float = 0.0, **kw: Any) -> str:
+    when = NOW - age_days * DAY
+    return mc.add_trace(brain, content, now=when, occurred_at=when, **kw)
+
+
+def step(report: Any, name: str) -> Any:
+    return next(s for s in report.steps if s.name == name)
+
+
+def full_digest(brain: mc.Brain) -> str:
+    h = hashlib.sha256()
+    with brain.read() as conn:
+        tables = [
+            r[0]
+            for r in conn.execute(
+                text("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            )
+        ]
+        for table in tables:
+            for row in conn.execute(text(f'SELECT * FROM "{table}" ORDER BY 1')):
+                h.update(repr(tuple(row)).encode())
+    return h.hexdigest()
+
+
+# -- prune ---------------------------------------------------------------------
+
+
+def test_prune_proposes_decayed_traces_and_deletes_nothing(
+    brain: mc.Brain, settings: mc.Settings
+) -> None:
+    old = add(brain, "a note nobody looked at for a year", age_days=365)
+    fresh = add(brain, "a note from today")
+    often_long_ago = add(brain, "retrieved a lot, but long ago", age_days=400)
+    with brain.transaction() as conn:
+        conn.execute(
+            text(
+                "UPDATE memory_traces SET retrieval_count = 50, last_accessed = :t WHERE id = :id"
+            ),
+            {"t": NOW - 300 * DAY, "id": often_long_ago},
+        )
+    report = dream(brain, settings, now=NOW)
+    prune = step(report, "prune")
+    assert {i["trace_id"] for i in prune.items} == {old, often_long_ago}
+    assert prune.counts["proposed"] == 2 and len(prune.proposals) == 2
+    assert all(not mc.get_trace(brain, t).deleted for t in (old, fresh, often_long_ago))
+    pending = proposals.list_proposals(brain, settings)
+    assert {p.kind for p in pending} == {"prune"}
+    again = dream(brain, settings, now=NOW)
+    assert step(again, "prune").counts["proposed"] == 0  # already pending
+
+
+# -- merge -----------------------------------------------------------------------
+
+
+def test_exact_duplicates_merge_unattended_without_losing_anything(
+    brain: mc.Brain, settings: mc.Settings
+) -> None:
+    a = add(brain, "User likes tea.", tags=["drink"], sources=[{"turn": "t1"}])
+    b = add(brain, "User likes tea.", tags=["pref"], sources=[{"turn": "t2"}])
+    other_scope = add(brain, "User likes tea.", scope_id="someone-else")
+    report = dream(brain, settings, now=NOW)
+    merge = step(report, "merge")
+    assert merge.counts["merged"] == 1
+    assert merge.items[0] == {"survivor": a, "merged": [b]}
+    survivor = mc.get_trace(brain, a)
+    assert survivor.content == "User likes tea."
+    assert survivor.tags == ["drink", "pref"]
+    assert survivor.sources == [{"turn": "t1"}, {"turn": "t2"}]
+    gone = mc.get_trace(brain, b, include_deleted=True)
+    assert gone.deleted and gone.content == survivor.content
+    assert not mc.get_trace(brain, other_scope).deleted
+
+
+def test_near_duplicates_become_merge_proposals_within_a_scope_only(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
+) -> None:
+    a = add(brain, "user likes green tea a lot", scope_id="u1")
+    b = add(brain, "User likes green tea, a lot!", scope_id="u1")
+    add(brain, "user likes green tea a lot.", scope_id="u2")
+    add(brain, "the deployment runs on fridays", scope_id="u1")
+    embed_missing(brain, stub)
+    report = dream(brain, settings, embedder=stub, now=NOW)
+    merge = step(report, "merge")
+    assert merge.counts == {"merged": 0, "proposed": 1}
+    doc = proposals.get_proposal(brain, settings, merge.proposals[0])
+    assert doc["kind"] == "merge" and {t["id"] for t in doc["traces"]} == {a, b}
+    assert not mc.get_trace(brain, a).deleted and not mc.get_trace(brain, b).deleted
+
+
+def test_a_pass_without_embeddings_says_so_and_still_runs(
+    brain: mc.Brain, settings: mc.Settings
+) -> None:
+    add(brain, "anything")
+    report = dream(brain, settings, now=NOW)
+    assert report.status == "ok"
+    assert any("no embeddings" in n for n in step(report, "merge").notes)
+
+
+# -- strengthen --------------------------------------------------------------------
+
+
+def test_strengthen_learns_edges_and_stability_from_retrievals_once(
+    brain: mc.Brain, settings: mc.Settings
+) -> None:
+    a, b, c = (add(brain, f"trace {x}") for x in "abc")
+    for n in range(3):
+        feedback.record_retrieval(brain, f"ret_{n}", [a, b], at=NOW)
+    feedback.record_retrieval(brain, "ret_x", [c], at=NOW)
+    report = dream(brain, settings, now=NOW)
+    assert step(report, "strengthen").counts == {"events": 4, "edges": 1, "stabilised": 3}
+    with brain.read() as conn:
+        edges = conn.execute(text("SELECT a, b, weight, count FROM coactivation_edges")).all()
+    assert [tuple(e) for e in edges] == [(min(a, b), max(a, b), 3.0, 3)]
+    sa, sc = mc.get_trace(brain, a).stability, mc.get_trace(brain, c).stability
+    assert sa > sc > 1.0
+    again = dream(brain, settings, now=NOW)
+    assert step(again, "strengthen").counts["events"] == 0
+    assert mc.get_trace(brain, a).stability == sa
+
+
+# -- derive ------------------------------------------------------------------------
+
+
+def test_derive_writes_one_insight_per_cluster_citing_every_source(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
+) -> None:
+    hikes = [add(brain, f"we went hiking in the alps near zermatt on day {d}") for d in range(4)]
+    add(brain, "the quarterly tax filing is due in april")
+    embed_missing(brain, stub)
+    report = dream(brain, settings, embedder=stub, now=NOW)
+    derive = step(report, "derive")
+    assert derive.counts["derived"] == 1
+    insight = mc.get_trace(brain, derive.items[0]["insight"])
+    assert insight.type == "semantic" and "derived" in insight.tags
+    assert {s["trace"] for s in insight.sources} == set(hikes)
+    assert "hiking" in insight.content
+    embed_missing(brain, stub)
+    assert step(dream(brain, settings, embedder=stub, now=NOW), "derive").counts["derived"] == 0
+
+
+def test_derive_makes_at_most_the_configured_number(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder
+) -> None:
+    settings = mc.load_settings(brain_url=brain_url, data_dir=tmp_path / "d", dream_derive_max=1)
+    brain = mc.open_brain(settings)
+    for topic in ("hiking alps zermatt", "sourdough bread baking", "rust borrow checker"):
+        for d in range(3):
+            add(brain, f"{topic} notes {d}")
+    embed_missing(brain, stub)
+    assert step(dream(brain, settings, embedder=stub, now=NOW), "derive").counts["derived"] == 1
+
+
+# -- compact -----------------------------------------------------------------------
+
+
+def test_compact_promotes_old_often_retrieved_episodes_keeping_sources(
+    brain: mc.Brain, settings: mc.Settings
+) -> None:
+    ripe = add(brain, "the day we moved to Porto", age_days=60, sources=[{"turn": "t9"}])
+    young = add(brain, "this morning's standup", age_days=1)
+    rare = add(brain, "an old episode nobody recalls", age_days=60)
+    with brain.transaction() as conn:
+        conn.execute(
+            text(
+                "UPDATE memory_traces SET retrieval_count = 5, last_accessed = :t "
+                "WHERE id IN (:a, :b)"
+            ),
+            {"t": NOW, "a": ripe, "b": young},
+        )
+    report = dream(brain, settings, now=NOW)
+    assert step(report, "compact").items == [{"trace_id": ripe}]
+    t = mc.get_trace(brain, ripe)
+    assert (t.type, t.sources, "compacted" in t.tags) == ("semantic", [{"turn": "t9"}], True)
+    assert mc.get_trace(brain, young).type == "episodic"
+    assert mc.get_trace(brain, rare).type == "episodic"
+
+
+# -- reindex, log, report ------------------------------------------------------------
+
+
+def test_reindex_rebuilds_an_inconsistent_index_and_logs_the_pass(
+    brain: mc.Brain, settings: mc.Settings
+) -> None:
+    trace_id = add(brain, "indexed words")
+    with brain.transaction() as conn:  # change content behind the index's back
+        conn.execute(
+            text("UPDATE memory_traces SET content = 'other words' WHERE id = :id"),
+            {"id": trace_id},
+        )
+    report = dream(brain, settings, now=NOW)
+    assert step(report, "reindex").counts["rebuilt"] == 1
+    assert [h.trace.id for h in mc.search(brain, "other").results] == [trace_id]
+    assert [p.check for p in doctor(brain)] == ["hashes"]  # the hash was stale too, not the index
+    passes = list_passes(brain)
+    assert passes[0]["pass_id"] == report.pass_id and passes[0]["status"] == "ok"
+    doc = json.loads(Path(report.report_path or "").read_text())
+    assert doc["summary"]["durationMs"] >= 0
+    assert Path(report.report_path or "").with_suffix(".md").read_text().startswith("# Dream pass")
+
+
+def test_a_second_pass_while_one_holds_the_lease_says_already_running(
+    brain: mc.Brain, settings: mc.Settings, digest: Any
+) -> None:
+    add(brain, "x", age_days=400)
+    assert acquire_lease(brain, "dream", "someone-else", 60)
+    before = digest(brain)
+    report = dream(brain, settings, now=NOW)
+    assert report.status == "already_running"
+    assert report.summary() == {
+        "pruned": 0,
+        "merged": 0,
+        "mergeProposed": 0,
+        "derived": 0,
+        "compacted": 0,
+        "durationMs": 0,
+    }
+    assert digest(brain) == before
+
+
+def test_a_dry_run_changes_nothing_at_all(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
+) -> None:
+    add(brain, "same", tags=["a"])
+    add(brain, "same", tags=["b"])
+    add(brain, "old", age_days=400)
+    for d in range(3):
+        add(brain, f"hiking alps zermatt notes {d}")
+    embed_missing(brain, stub)
+    feedback.record_retrieval(brain, "ret_1", [], at=NOW)
+    before = full_digest(brain)
+    report = dream(brain, settings, embedder=stub, dry_run=True, now=NOW)
+    assert report.status == "dry_run"
+    assert report.summary()["pruned"] == 1 and report.summary()["merged"] == 1
+    assert report.summary()["derived"] == 1
+    assert full_digest(brain) == before
+    assert not (Path(settings.data_dir) / "proposals").exists() or not any(
+        (Path(settings.data_dir) / "proposals").rglob("*.json")
+    )
+    assert not (Path(settings.data_dir) / "dream-reports").exists()
+
+
+def test_passes_never_lose_content_unattended(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
+) -> None:
+    """Whatever passes do, a trace is deleted only as an exact duplicate whose
+    survivor holds the identical content (listed in the report)."""
+    for i in range(60):
+        add(
+            brain,
+            f"memory {i % 5} about topic {i % 3}",
+            age_days=(i * 37) % 500,
+            scope_id=f"u{i % 2}",
+        )
+        add(brain, f"memory {i % 5} about topic {i % 3}!", age_days=1, scope_id=f"u{i % 2}")
+    embed_missing(brain, stub)
+    listed: set[str] = set()
+    for _ in range(3):
+        report = dream(brain, settings, embedder=stub, now=NOW)
+        for item in step(report, "merge").items:
+            listed.update(item.get("merged", []))
+    with brain.read() as conn:
+        deleted = conn.execute(
+            text("SELECT id, content, deleted_reason FROM memory_traces WHERE deleted = 1")
+        ).all()
+    assert deleted, "the fixture should contain exact duplicates"
+    for trace_id, content, reason in deleted:
+        assert trace_id in listed
+        survivor = mc.get_trace(brain, reason.removeprefix("merged into "))
+        assert survivor.content == content

@@ -1,0 +1,347 @@
+"""The scheduler's wiring: jobs and their options, firing, restarts, one per brain.
+
+The actors are the edge the scheduler talks to, so they are recording fakes;
+the brain, the lease and APScheduler are real.  Intervals are fractions of a
+second; the cron job is driven by setting its next run time explicitly.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers.blocking import BlockingScheduler
+from sqlalchemy import text
+
+import memory_core as mc
+from memory_core.schedule import LeaseHeld, acquire_lease, lease_holder
+from scheduler import LeasedScheduler, build_scheduler
+from scheduler.jobs import DREAM_CRON, DREAM_DUE, LEASE, RECONCILE
+
+INTERVAL = 0.3  # seconds, for the reconcile sweep and the due check
+
+
+class Recorder:
+    """A fake actor: records each send's arguments; can block or fail on demand."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.lock = threading.Lock()
+        self.hold: threading.Event | None = None
+        self.fail: Exception | None = None
+        self.running = 0
+        self.most_running = 0
+
+    def send(self, *args: Any, **kwargs: Any) -> None:
+        with self.lock:
+            self.calls.append(args)
+            self.running += 1
+            self.most_running = max(self.most_running, self.running)
+        try:
+            if self.hold is not None:
+                self.hold.wait(5)
+            if self.fail is not None:
+                raise self.fail
+        finally:
+            with self.lock:
+                self.running -= 1
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.calls)
+
+
+@dataclass
+class FakeActors:
+    dream: Recorder = field(default_factory=Recorder)
+    reconcile: Recorder = field(default_factory=Recorder)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def fast(settings: mc.Settings) -> mc.Settings:
+    """Sub-second sweeps and due checks; a never-due brain unless a test says so."""
+    return settings.model_copy(
+        update={
+            "reconcile_every_s": INTERVAL,
+            "dream_due_check_minutes": INTERVAL / 60,
+            "dream_due_min_new_traces": 1_000_000,
+        }
+    )
+
+
+@pytest.fixture
+def make(brain: mc.Brain) -> Iterator[Callable[..., LeasedScheduler]]:
+    """``make(settings, actors)``: a background scheduler, shut down after the test."""
+    made: list[LeasedScheduler] = []
+
+    def _make(settings: mc.Settings, actors: Any) -> LeasedScheduler:
+        scheduler = build_scheduler(settings, actors, brain, background=True)
+        made.append(scheduler)
+        return scheduler
+
+    yield _make
+    for scheduler in made:
+        scheduler.shutdown()
+
+
+def test_every_job_is_registered_with_coalesce_one_instance_and_its_grace(
+    settings: mc.Settings, brain: mc.Brain
+) -> None:
+    scheduler = build_scheduler(settings, FakeActors(), brain, background=False)
+    jobs = {job.id: job for job in scheduler.get_jobs()}
+    assert set(jobs) == {DREAM_CRON, DREAM_DUE, RECONCILE, LEASE}
+    assert all(job.coalesce is True for job in jobs.values())
+    assert all(job.max_instances == 1 for job in jobs.values())
+    grace = {job_id: job.misfire_grace_time for job_id, job in jobs.items()}
+    assert grace == {DREAM_CRON: 3600, DREAM_DUE: 600, RECONCILE: 60, LEASE: None}
+    assert jobs[RECONCILE].trigger.interval == timedelta(seconds=60)
+    assert jobs[DREAM_DUE].trigger.interval == timedelta(minutes=10)
+    assert jobs[LEASE].trigger.interval == timedelta(seconds=10)
+    assert not isinstance(scheduler, BackgroundScheduler)
+    assert isinstance(scheduler, BlockingScheduler)
+    background = build_scheduler(settings, FakeActors(), brain, background=True)
+    assert isinstance(background, BackgroundScheduler)
+
+
+def test_the_dream_cron_fires_at_half_past_three_local_time(
+    settings: mc.Settings, brain: mc.Brain
+) -> None:
+    scheduler = build_scheduler(settings, FakeActors(), brain, background=True)
+    trigger = scheduler.get_job(DREAM_CRON).trigger
+    noon = datetime(2026, 3, 10, 12, 0, tzinfo=trigger.timezone)
+    assert trigger.get_next_fire_time(None, noon) == datetime(
+        2026, 3, 11, 3, 30, tzinfo=trigger.timezone
+    )
+    weekly = settings.model_copy(update={"dream_cron": "15 2 * * sun"})
+    trigger = (
+        build_scheduler(weekly, FakeActors(), brain, background=True).get_job(DREAM_CRON).trigger
+    )
+    assert trigger.get_next_fire_time(None, noon) == datetime(
+        2026, 3, 15, 2, 15, tzinfo=trigger.timezone
+    )
+
+
+@pytest.mark.parametrize("cron", ["30 3 * *", "61 3 * * *", "every night"])
+def test_a_bad_crontab_is_a_config_error(settings: mc.Settings, brain: mc.Brain, cron: str) -> None:
+    bad = settings.model_copy(update={"dream_cron": cron})
+    with pytest.raises(mc.ConfigError, match="dream_cron"):
+        build_scheduler(bad, FakeActors(), brain, background=True)
+
+
+def test_reconcile_is_sent_at_start_and_then_every_interval(
+    fast: mc.Settings, make: Callable[..., LeasedScheduler]
+) -> None:
+    actors = FakeActors()
+    scheduler = make(fast, actors)
+    scheduler.start()
+    wait_until(lambda: actors.reconcile.count() >= 1, timeout=1)
+    time.sleep(5 * INTERVAL + 0.1)
+    assert 5 <= actors.reconcile.count() <= 7
+    assert actors.reconcile.calls[0] == ()
+    stats = scheduler.stats.snapshot()[RECONCILE]
+    assert stats.fired == stats.sent == actors.reconcile.count()
+    assert stats.last_run_at is not None and stats.failed == stats.missed == 0
+    assert actors.dream.count() == 0  # never due, and 03:30 is not now
+
+
+def test_the_due_check_sends_a_dream_only_when_due(
+    fast: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler]
+) -> None:
+    mc.add_trace(brain, "an old memory", now=time.time() - 7200)
+    not_due = FakeActors()
+    scheduler = make(fast, not_due)
+    scheduler.start()
+    wait_until(lambda: scheduler.stats.snapshot().get(DREAM_DUE, None) is not None)
+    wait_until(lambda: scheduler.stats.snapshot()[DREAM_DUE].fired >= 3)
+    assert not_due.dream.count() == 0
+    assert scheduler.stats.snapshot()[DREAM_DUE].sent == 0
+    scheduler.shutdown()
+
+    due = FakeActors()
+    settings = fast.model_copy(update={"dream_due_after_hours": 1, "dream_due_min_new_traces": 1})
+    scheduler = make(settings, due)
+    scheduler.start()
+    wait_until(lambda: due.dream.count() >= 1)
+    assert due.dream.calls[0] == ("due",)
+
+
+def test_the_cron_job_sends_a_dream_with_reason_cron(
+    settings: mc.Settings, make: Callable[..., LeasedScheduler]
+) -> None:
+    actors = FakeActors()
+    scheduler = make(settings, actors)
+    scheduler.start()
+    scheduler.modify_job(DREAM_CRON, next_run_time=datetime.now(UTC))
+    wait_until(lambda: actors.dream.count() == 1)
+    assert actors.dream.calls == [("cron",)]
+    assert scheduler.stats.snapshot()[DREAM_CRON].sent == 1
+
+
+def test_a_cron_pass_missed_by_more_than_the_grace_is_skipped_not_run_late(
+    settings: mc.Settings, make: Callable[..., LeasedScheduler]
+) -> None:
+    # A schedule whose previous firing is far from now, so only the run time set below is due.
+    later = datetime.now() + timedelta(hours=6)
+    settings = settings.model_copy(update={"dream_cron": f"{later.minute} {later.hour} * * *"})
+    actors = FakeActors()
+    scheduler = make(settings, actors)
+    scheduler.start()
+    scheduler.modify_job(DREAM_CRON, next_run_time=datetime.now(UTC) - timedelta(hours=2))
+    wait_until(lambda: scheduler.stats.snapshot().get(DREAM_CRON) is not None)
+    assert scheduler.stats.snapshot()[DREAM_CRON].missed == 1
+    assert actors.dream.count() == 0
+    scheduler.modify_job(DREAM_CRON, next_run_time=datetime.now(UTC) - timedelta(minutes=10))
+    wait_until(lambda: actors.dream.count() == 1)  # late, but within the hour's grace
+
+
+def test_a_restarted_scheduler_fires_each_job_at_most_once(
+    fast: mc.Settings, make: Callable[..., LeasedScheduler]
+) -> None:
+    first = make(fast, FakeActors())
+    first.start()
+    time.sleep(2 * INTERVAL)
+    first.shutdown()
+    time.sleep(6 * INTERVAL)  # down for six intervals
+
+    actors = FakeActors()
+    second = make(fast, actors)
+    second.start()
+    time.sleep(INTERVAL / 2)
+    stats = second.stats.snapshot()
+    assert actors.reconcile.count() == 1  # the start-up sweep, not one per missed interval
+    assert stats[RECONCILE].fired == 1
+    assert stats[DREAM_DUE].fired == 1
+    assert DREAM_CRON not in stats and actors.dream.count() == 0
+
+
+def test_downtime_of_a_running_scheduler_is_one_catch_up_run_not_a_burst(
+    fast: mc.Settings, make: Callable[..., LeasedScheduler]
+) -> None:
+    """Paused = the process or host suspended: run times pass while nothing runs."""
+    actors = FakeActors()
+    scheduler = make(fast, actors)
+    scheduler.start()
+    wait_until(lambda: actors.reconcile.count() >= 1)
+
+    def downtime() -> int:
+        scheduler.pause()
+        time.sleep(6 * INTERVAL + 0.1)
+        before = actors.reconcile.count()
+        scheduler.resume()
+        time.sleep(INTERVAL / 2)
+        return actors.reconcile.count() - before
+
+    assert downtime() == 1
+    # The same downtime without coalescing: every missed run at once.
+    scheduler.modify_job(RECONCILE, coalesce=False, misfire_grace_time=60)
+    assert downtime() >= 5
+
+
+def test_a_run_still_going_is_not_joined_by_another(
+    fast: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler]
+) -> None:
+    mc.add_trace(brain, "an old memory", now=time.time() - 7200)
+    settings = fast.model_copy(update={"dream_due_after_hours": 1, "dream_due_min_new_traces": 1})
+    actors = FakeActors()
+    actors.dream.hold = threading.Event()  # the due check's send takes long
+    scheduler = make(settings, actors)
+    scheduler.start()
+    wait_until(lambda: scheduler.stats.snapshot().get(DREAM_DUE, None) is not None, timeout=5)
+    wait_until(lambda: scheduler.stats.snapshot()[DREAM_DUE].skipped >= 2)
+    actors.dream.hold.set()
+    assert actors.dream.most_running == 1
+
+
+def test_a_failing_job_is_counted_and_keeps_its_schedule(
+    fast: mc.Settings, make: Callable[..., LeasedScheduler]
+) -> None:
+    actors = FakeActors()
+    actors.reconcile.fail = RuntimeError("broker down")
+    scheduler = make(fast, actors)
+    scheduler.start()
+    wait_until(lambda: actors.reconcile.count() >= 2)
+    stats = scheduler.stats.snapshot()[RECONCILE]
+    assert stats.failed >= 1 and stats.fired == 0
+    assert stats.last_error == "RuntimeError('broker down')"
+
+
+def test_a_second_scheduler_on_the_same_brain_refuses_to_start(
+    settings: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler]
+) -> None:
+    first = make(settings, FakeActors())
+    first.start()
+    actors = FakeActors()
+    second = make(settings, actors)
+    with pytest.raises(LeaseHeld, match="another scheduler") as refused:
+        second.start()
+    assert first.lease.holder in str(refused.value)
+    assert not second.running and actors.reconcile.count() == 0
+    held = lease_holder(brain, "scheduler")
+    assert held is not None and held.holder == first.lease.holder
+
+    first.shutdown()
+    assert lease_holder(brain, "scheduler") is None
+    third = make(settings, FakeActors())
+    third.start()
+    assert third.running
+
+
+def test_a_dead_schedulers_lease_is_taken_over_once_expired(
+    settings: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler]
+) -> None:
+    ttl = settings.scheduler_lease_ttl_s
+    acquire_lease(brain, "scheduler", "crashed-host:1:dead", ttl, now=time.time() - ttl / 2)
+    with pytest.raises(LeaseHeld, match="crashed-host"):
+        make(settings, FakeActors()).start()
+    acquire_lease(brain, "scheduler", "crashed-host:1:dead", ttl, now=time.time() - ttl - 1)
+    scheduler = make(settings, FakeActors())
+    scheduler.start()
+    held = lease_holder(brain, "scheduler")
+    assert held is not None and held.holder == scheduler.lease.holder
+
+
+def test_the_lease_is_renewed_while_the_scheduler_runs(
+    settings: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler]
+) -> None:
+    short = settings.model_copy(update={"scheduler_lease_ttl_s": 0.6})
+    scheduler = make(short, FakeActors())
+    scheduler.start()
+    time.sleep(1.5)  # more than twice the TTL
+    held = lease_holder(brain, "scheduler")
+    assert held is not None and held.holder == scheduler.lease.holder
+    assert held.expires_at > time.time()
+    assert scheduler.stats.snapshot()[LEASE].fired >= 4
+
+
+def test_a_scheduler_whose_lease_was_taken_stops_itself(
+    fast: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler]
+) -> None:
+    settings = fast.model_copy(update={"scheduler_lease_ttl_s": 0.6})
+    actors = FakeActors()
+    scheduler = make(settings, actors)
+    scheduler.start()
+    with brain.transaction() as conn:  # it stalled past its TTL and another took over
+        conn.execute(
+            text("UPDATE leases SET holder = 'thief', expires_at = :t WHERE name = 'scheduler'"),
+            {"t": time.time() + 60},
+        )
+    wait_until(lambda: not scheduler.running, timeout=3)
+    assert scheduler.lost_lease
+    held = lease_holder(brain, "scheduler")
+    assert held is not None and held.holder == "thief"
+    sent = actors.reconcile.count()
+    time.sleep(2 * INTERVAL)
+    assert actors.reconcile.count() == sent
