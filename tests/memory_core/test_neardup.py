@@ -8,11 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from memory_core.consolidation.neardup import (
-    near_duplicate_pairs,
-    plan,
-    tables_for,
-)
+from memory_core.consolidation.neardup import Method, near_duplicate_pairs, plan, tables_for
 from memory_core.errors import InvalidArgument
 
 DIM = 384
@@ -21,7 +17,8 @@ Matrix = npt.NDArray[np.float32]
 
 def unit_rows(rng: np.random.Generator, n: int, dim: int = DIM) -> Matrix:
     x = rng.standard_normal((n, dim))
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    rows: Matrix = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    return rows
 
 
 def at_cosine(rng: np.random.Generator, x: Matrix, cos: npt.ArrayLike) -> Matrix:
@@ -121,7 +118,7 @@ def test_exact_method_matches_brute_force() -> None:
 
 
 @pytest.mark.parametrize("method", ["lsh", "exact"])
-def test_rows_of_different_groups_never_pair(method: str) -> None:
+def test_rows_of_different_groups_never_pair(method: Method) -> None:
     rng = np.random.default_rng(7)
     row = unit_rows(rng, 1)
     v = np.concatenate([np.repeat(row, 4, axis=0), unit_rows(rng, 200)])
@@ -181,7 +178,13 @@ def test_a_big_bucket_of_identical_rows_is_compared_exactly() -> None:
     assert as_set(pairs) == {(i, j) for i in range(300) for j in range(i + 1, 300)}
     assert all(s == pytest.approx(1.0, abs=1e-6) for _, _, s in pairs)
     new = np.zeros(len(v), dtype=bool)
-    new[299] = True
+    new[:300:2] = True  # 150 new rows against 300: more work than a bucket of 50 rows
+    incremental = near_duplicate_pairs(v, [0] * len(v), new=new, method="lsh", max_bucket=50)
+    assert as_set(incremental) == {
+        (i, j) for i in range(300) for j in range(i + 1, 300) if new[i] or new[j]
+    }
+    new[:] = False
+    new[299] = True  # one new row: enumerated against its bucket
     incremental = near_duplicate_pairs(v, [0] * len(v), new=new, method="lsh", max_bucket=50)
     assert as_set(incremental) == {(i, 299) for i in range(299)}
 
