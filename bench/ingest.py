@@ -57,7 +57,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -325,15 +325,20 @@ def worker_group(
         stop_group(proc)
 
 
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with suppress(ProcessLookupError):  # the whole group has already exited
+        os.killpg(pgid, sig)
+
+
 def stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group, SIGKILL it if it has not exited in 20 s."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
+    """SIGTERM the process group; SIGKILL whatever is left of it after 20 s."""
+    _signal_group(proc.pid, signal.SIGTERM)
     try:
         proc.wait(20)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+        log.warning("workers still running 20 s after SIGTERM; killing them")
+    _signal_group(proc.pid, signal.SIGKILL)  # also any worker its master left behind
+    proc.wait(10)
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> float:
@@ -371,7 +376,7 @@ def bare_app() -> Any:
     return app
 
 
-def serve(kind: str, port: int, brain_url: str, redis_url: str) -> None:
+def serve(kind: str, port: int, brain_url: str, redis_url: str, brain: dict[str, str]) -> None:
     """Server process: Reverie's API (enqueue only) or the bare app, under uvicorn."""
     import uvicorn
 
@@ -381,7 +386,7 @@ def serve(kind: str, port: int, brain_url: str, redis_url: str) -> None:
         from workers import setup
 
         settings = memory_core.load_settings(
-            brain_url=brain_url, redis_url=redis_url, embedder="none"
+            brain_url=brain_url, redis_url=redis_url, embedder="none", **brain
         )
         app = create_app(settings, setup(settings))
     else:
@@ -484,11 +489,16 @@ def _noop() -> None:
 
 
 @contextmanager
-def server(kind: str, brain_url: str, redis_url: str) -> Iterator[tuple[int, int]]:
+def server(
+    kind: str, brain_url: str, redis_url: str, brain: dict[str, str]
+) -> Iterator[tuple[int, int]]:
     """A server process for ``kind`` on a free port; yields (port, pid), stops it on exit."""
     port = free_port()
     proc = multiprocessing.get_context("spawn").Process(
-        target=serve, args=(kind, port, brain_url, redis_url), name=f"serve-{kind}"
+        target=serve,
+        args=(kind, port, brain_url, redis_url, brain),
+        name=f"serve-{kind}",
+        daemon=True,  # never outlives this process
     )
     proc.start()
     try:
@@ -512,7 +522,9 @@ def http_part(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     bodies = http_body_parts(make_turns(args.seed, BODY_VARIANTS))
     runs: list[dict[str, Any]] = []
     with ExitStack() as stack:
-        servers = {k: stack.enter_context(server(k, brain_url, args.redis_url)) for k in SIDES}
+        servers = {
+            k: stack.enter_context(server(k, brain_url, args.redis_url, args.brain)) for k in SIDES
+        }
         pool = stack.enter_context(
             ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
         )
@@ -629,15 +641,17 @@ def search_check(brain: Brain, markers: Sequence[str], sample: int = 50) -> tupl
 
 
 @contextmanager
-def sender(brain_url: str, redis_url: str) -> Iterator[tuple[Brain, Any]]:
+def sender(brain_url: str, redis_url: str, brain: dict[str, str]) -> Iterator[tuple[Brain, Any]]:
     """This process's brain and Redis-backed actors (to send); closed on exit."""
     from workers import setup
 
-    settings = memory_core.load_settings(brain_url=brain_url, redis_url=redis_url, embedder="none")
-    brain = memory_core.open_brain(settings)
+    settings = memory_core.load_settings(
+        brain_url=brain_url, redis_url=redis_url, embedder="none", **brain
+    )
+    opened = memory_core.open_brain(settings)
     workers = setup(settings)
     try:
-        yield brain, workers.actors
+        yield opened, workers.actors
     finally:
         workers.broker.close()
         memory_core.close_brain(brain_url)
@@ -648,9 +662,9 @@ def e2e_part(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     flush_redis(args.redis_url)
     brain_url = f"sqlite:///{tmp / 'e2e.sqlite'}"
     turns = make_turns(args.seed + 1, args.turns)
-    env = worker_env(brain_url, args.redis_url, embedder="none")
+    env = worker_env(brain_url, args.redis_url, embedder="none", **args.brain)
     load0 = loadavg()
-    with sender(brain_url, args.redis_url) as (brain, actors):
+    with sender(brain_url, args.redis_url, args.brain) as (brain, actors):
         group = worker_group(env, args.worker_processes, args.worker_threads, tmp / "e2e.log")
         with group as proc:
             workers_cpu0 = group_cpu_s(proc.pid)
@@ -716,9 +730,10 @@ def run_embed_workers(args: argparse.Namespace, tmp: Path, brain_url: str) -> Em
         embedder="minilm",
         embed_threads=str(args.worker_embed_threads),
         embed_batch_size=str(args.embed_batch),
+        **args.brain,
     )
     group = worker_group(env, args.worker_processes, args.worker_threads, tmp / "embed.log")
-    with sender(brain_url, args.redis_url) as (brain, actors), group as proc:
+    with sender(brain_url, args.redis_url, args.brain) as (brain, actors), group as proc:
         posted = post_turns(brain, actors, turns, "embed")
         t_ingested = wait_ingested(brain, len(turns), args.timeout)
         cpu0 = group_cpu_s(proc.pid)
@@ -936,7 +951,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=2, help="HTTP runs per side, alternating")
     p.add_argument("--warmup", type=float, default=1.0, help="untimed seconds before a window")
     p.add_argument(
-        "--embed-turns", type=int, default=400, help="turns for the embed part (MiniLM is slow)"
+        "--embed-turns", type=int, default=300, help="turns for the embed part (MiniLM is slow)"
     )
     p.add_argument("--embed-batch", type=int, default=64, help="texts per embedding batch")
     p.add_argument("--embed-threads", type=int, default=cpus, help="onnxruntime threads, direct")
@@ -951,12 +966,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for workers")
     p.add_argument("--redis-url", default=DEFAULT_REDIS_URL, help="a database index of its own")
     p.add_argument("--tmpdir", type=Path, default=None, help="where the brains go")
+    p.add_argument(
+        "--synchronous",
+        choices=("NORMAL", "FULL", "EXTRA"),
+        default=None,
+        help="sqlite_synchronous for every process (default: the settings' default, FULL)",
+    )
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--json", type=Path, default=None, help="also write results here")
     args = p.parse_args(argv)
     args.parts = [s.strip() for s in args.parts.split(",") if s.strip()]
     if unknown := sorted(set(args.parts) - set(PARTS)):
         p.error(f"unknown part(s): {', '.join(unknown)}")
+    # Brain settings every process gets: API server, this process, workers.
+    args.brain = {"sqlite_synchronous": args.synchronous} if args.synchronous else {}
     if args.worker_embed_threads is None:
         args.worker_embed_threads = max(1, cpus // args.worker_processes)
     return args
@@ -983,7 +1006,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     log.setLevel(logging.INFO)
     args = parse_args(argv)
     start, load0 = time.perf_counter(), loadavg()
-    settings = memory_core.load_settings()
+    settings = memory_core.load_settings(**args.brain)
     with tempfile.TemporaryDirectory(prefix="reverie-ingest-", dir=args.tmpdir) as tmp:
         try:
             result = run_parts(args, Path(tmp))

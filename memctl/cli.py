@@ -283,7 +283,7 @@ def up(
     host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port to bind (default 8420).")] = None,
 ) -> None:
-    """Run Reverie: API + workers + reconcile in one process (with Redis: the API only)."""
+    """Run Reverie: API, workers and scheduler in one process (with Redis: the API only)."""
     from memctl import serve
 
     state = _state(ctx)

@@ -32,12 +32,12 @@ from memory_core.consolidation import compact, derive, merge, prune, reindex, st
 from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.db import Brain
 from memory_core.embedders.base import Embedder
-from memory_core.schedule import acquire_lease, release_lease, renew_lease
+from memory_core.schedule import PASS_LEASE, acquire_lease, release_lease, renew_lease
 from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
 
-LEASE = "dream"
+LEASE = PASS_LEASE
 STEPS: list[tuple[str, Callable[[PassContext], StepResult]]] = [
     ("prune", prune.run),
     ("merge", merge.run),

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from apscheduler.events import EVENT_JOB_EXECUTED
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
 from sqlalchemy import text
@@ -149,6 +150,7 @@ def test_reconcile_is_sent_at_start_and_then_every_interval(
     scheduler.start()
     wait_until(lambda: actors.reconcile.count() >= 1, timeout=1)
     time.sleep(5 * INTERVAL + 0.1)
+    scheduler.shutdown()  # waits for a run in progress and its event
     assert 5 <= actors.reconcile.count() <= 7
     assert actors.reconcile.calls[0] == ()
     stats = scheduler.stats.snapshot()[RECONCILE]
@@ -186,6 +188,7 @@ def test_the_cron_job_sends_a_dream_with_reason_cron(
     scheduler.start()
     scheduler.modify_job(DREAM_CRON, next_run_time=datetime.now(UTC))
     wait_until(lambda: actors.dream.count() == 1)
+    scheduler.shutdown()  # waits for the run and its event
     assert actors.dream.calls == [("cron",)]
     assert scheduler.stats.snapshot()[DREAM_CRON].sent == 1
 
@@ -207,24 +210,45 @@ def test_a_cron_pass_missed_by_more_than_the_grace_is_skipped_not_run_late(
     wait_until(lambda: actors.dream.count() == 1)  # late, but within the hour's grace
 
 
-def test_a_restarted_scheduler_fires_each_job_at_most_once(
+class RunLog:
+    """Every executed run's job and *scheduled* run time, whatever its lateness."""
+
+    def __init__(self, scheduler: LeasedScheduler) -> None:
+        self.runs: list[tuple[str, datetime]] = []
+        self.lock = threading.Lock()
+        scheduler.add_listener(self.on_event, EVENT_JOB_EXECUTED)
+
+    def on_event(self, event: Any) -> None:
+        with self.lock:
+            self.runs.append((event.job_id, event.scheduled_run_time))
+
+    def scheduled(self, job_id: str, start: datetime, end: datetime) -> int:
+        """How many runs of ``job_id`` were scheduled for a time in [start, end)."""
+        with self.lock:
+            return sum(1 for j, at in self.runs if j == job_id and start <= at < end)
+
+
+def test_a_restarted_scheduler_replays_nothing_of_its_downtime(
     fast: mc.Settings, make: Callable[..., LeasedScheduler]
 ) -> None:
     first = make(fast, FakeActors())
     first.start()
     time.sleep(2 * INTERVAL)
     first.shutdown()
+    down_from = datetime.now(UTC)
     time.sleep(6 * INTERVAL)  # down for six intervals
 
     actors = FakeActors()
     second = make(fast, actors)
+    runs = RunLog(second)
     second.start()
-    time.sleep(INTERVAL / 2)
-    stats = second.stats.snapshot()
-    assert actors.reconcile.count() == 1  # the start-up sweep, not one per missed interval
-    assert stats[RECONCILE].fired == 1
-    assert stats[DREAM_DUE].fired == 1
-    assert DREAM_CRON not in stats and actors.dream.count() == 0
+    started = datetime.now(UTC)
+    time.sleep(3 * INTERVAL)
+    # Only the start-up run of each interval job; nothing from the downtime, no cron pass.
+    assert runs.scheduled(RECONCILE, down_from, started) == 1
+    assert runs.scheduled(DREAM_DUE, down_from, started) == 1
+    assert runs.scheduled(DREAM_CRON, down_from, datetime.now(UTC)) == 0
+    assert actors.dream.count() == 0
 
 
 def test_downtime_of_a_running_scheduler_is_one_catch_up_run_not_a_burst(
@@ -233,21 +257,23 @@ def test_downtime_of_a_running_scheduler_is_one_catch_up_run_not_a_burst(
     """Paused = the process or host suspended: run times pass while nothing runs."""
     actors = FakeActors()
     scheduler = make(fast, actors)
+    runs = RunLog(scheduler)
     scheduler.start()
     wait_until(lambda: actors.reconcile.count() >= 1)
 
-    def downtime() -> int:
+    def runs_for_missed_times() -> int:
         scheduler.pause()
+        paused = datetime.now(UTC)
         time.sleep(6 * INTERVAL + 0.1)
-        before = actors.reconcile.count()
+        resumed = datetime.now(UTC)
         scheduler.resume()
-        time.sleep(INTERVAL / 2)
-        return actors.reconcile.count() - before
+        time.sleep(2 * INTERVAL)
+        return runs.scheduled(RECONCILE, paused, resumed)
 
-    assert downtime() == 1
+    assert runs_for_missed_times() == 1
     # The same downtime without coalescing: every missed run at once.
     scheduler.modify_job(RECONCILE, coalesce=False, misfire_grace_time=60)
-    assert downtime() >= 5
+    assert runs_for_missed_times() >= 5
 
 
 def test_a_run_still_going_is_not_joined_by_another(
@@ -273,6 +299,7 @@ def test_a_failing_job_is_counted_and_keeps_its_schedule(
     scheduler = make(fast, actors)
     scheduler.start()
     wait_until(lambda: actors.reconcile.count() >= 2)
+    scheduler.shutdown()
     stats = scheduler.stats.snapshot()[RECONCILE]
     assert stats.failed >= 1 and stats.fired == 0
     assert stats.last_error == "RuntimeError('broker down')"
