@@ -175,8 +175,11 @@ def test_flushing_redis_mid_run_then_reconcile_ingests_every_turn_once(
     group: WorkerGroup, sender: tuple[mc.Settings, mc.Brain, Workers], redis_url: str
 ) -> None:
     settings, brain, workers = sender
-    group.start()
+    # One turn per job, and a backlog before the worker starts, so that the
+    # flush surely drops queued messages (no job takes other turns along).
+    group.env["REVERIE_INGEST_BATCH"] = "0"
     ids = post_turns(brain, workers, 2000)
+    group.start()
     wait_for(lambda: done_count(brain) >= 200, 120)
     redis.Redis.from_url(redis_url).flushdb()
     time.sleep(1.0)
