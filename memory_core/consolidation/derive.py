@@ -126,15 +126,33 @@ def _insight(ctx: PassContext, cluster: list[int], key: str) -> Insight:
     ids = [vectors.ids[i] for i in ranked]
     contents, importance = _contents(ctx, ids)
     scope, scope_id = vectors.groups[cluster[0]]
+    content, method = _written(ctx, contents)
     return Insight(
-        content=_extractive(contents),
+        content=content,
         source_ids=ids,
         cluster_key=key,
         scope=scope,
         scope_id=scope_id,
         importance=importance,
-        method="extractive",
+        method=method,
     )
+
+
+def _written(ctx: PassContext, contents: list[str]) -> tuple[str, str]:
+    """The LLM's insight when one is configured and answers; extractive otherwise."""
+    if ctx.settings.llm_base_url and not ctx.dry_run:
+        from memory_core.errors import ExtractionError
+        from memory_core.extraction.llm import LLMExtractor
+
+        client = LLMExtractor.from_settings(ctx.settings)
+        try:
+            insight, _tokens = client.summarize(contents)
+            return insight[:MAX_INSIGHT_CHARS], "llm"
+        except ExtractionError as e:
+            log.warning("insight by LLM failed, writing it extractively: %s", e)
+        finally:
+            client.close()
+    return _extractive(contents), "extractive"
 
 
 def _contents(ctx: PassContext, ids: list[str]) -> tuple[list[str], float]:

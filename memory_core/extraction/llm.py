@@ -51,6 +51,12 @@ to be reminded of.
 Skip greetings, small talk and anything not useful later. \
 When nothing is worth keeping, answer {{"facts": []}}."""
 
+INSIGHT_PROMPT = """\
+You consolidate an AI assistant's long-term memory. Given related memories, \
+write the insight they share: one or two sentences that read on their own and \
+state only what the memories support. Answer with one JSON object and nothing \
+else: {"insight": "..."}"""
+
 _RETRY_STATUSES = frozenset({408, 429})
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _DEFAULT_IMPORTANCE = 0.5
@@ -130,6 +136,33 @@ class LLMExtractor:
         body = self._post(payload)
         facts, tokens = parse_completion(body)
         return Extraction(facts=facts, extractor=self.name, tokens=tokens)
+
+    def summarize(self, memories: list[str]) -> tuple[str, int]:
+        """One insight sentence or two drawn from related memories, and tokens used.
+
+        Used by the dream pass's derive step; raises ExtractionError like
+        :meth:`extract` so the caller can fall back to an extractive summary.
+        """
+        listing = "\n".join(f"- {m[:2_000]}" for m in memories[:20])
+        payload = {
+            "model": self.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": [
+                {"role": "system", "content": INSIGHT_PROMPT},
+                {"role": "user", "content": listing[:_MAX_INPUT_CHARS]},
+            ],
+        }
+        body = self._post(payload)
+        try:
+            content = body["choices"][0]["message"]["content"]
+            insight = json.loads(_FENCE.sub(r"\1", content.strip()))["insight"]
+            tokens = int((body.get("usage") or {}).get("total_tokens") or 0)
+        except (KeyError, IndexError, TypeError, ValueError) as e:
+            raise ExtractionError("LLM answered no usable insight") from e
+        if not isinstance(insight, str) or not insight.strip():
+            raise ExtractionError("LLM answered an empty insight")
+        return insight.strip(), tokens
 
     def _post(self, payload: dict[str, Any]) -> Any:
         attempts = self.max_retries + 1

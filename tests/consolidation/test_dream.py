@@ -297,3 +297,68 @@ def test_passes_never_lose_content_unattended(
         assert trace_id in listed
         survivor = mc.get_trace(brain, reason.removeprefix("merged into "))
         assert survivor.content == content
+
+
+class _FakeChat:
+    """A loopback OpenAI-compatible chat endpoint answering one fixed insight."""
+
+    def __init__(self, answer: str | None) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        outer = self
+        self.requests: list[dict[str, Any]] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                if answer is None:
+                    self.send_response(400)
+                    self.end_headers()
+                    return
+                reply = json.dumps(
+                    {"choices": [{"message": {"content": answer}}], "usage": {"total_tokens": 42}}
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("works", [True, False])
+def test_derive_asks_the_llm_when_configured_and_falls_back_when_it_fails(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder, works: bool
+) -> None:
+    chat = _FakeChat('{"insight": "The user often hikes near Zermatt."}' if works else None)
+    try:
+        settings = mc.load_settings(
+            brain_url=brain_url, data_dir=tmp_path / "d", llm_base_url=chat.url, llm_max_retries=0
+        )
+        brain = mc.open_brain(settings)
+        for d in range(3):
+            add(brain, f"we went hiking in the alps near zermatt on day {d}")
+        embed_missing(brain, stub)
+        derive = step(dream(brain, settings, embedder=stub, now=NOW), "derive")
+    finally:
+        chat.close()
+    insight = mc.get_trace(brain, derive.items[0]["insight"])
+    assert chat.requests and "zermatt" in chat.requests[0]["messages"][1]["content"]
+    if works:
+        assert insight.content == "The user often hikes near Zermatt."
+        assert insight.metadata["derived_by"] == "llm"
+    else:
+        assert insight.content.startswith("Recurring theme across 3 memories")
+        assert insight.metadata["derived_by"] == "extractive"
