@@ -8,6 +8,7 @@ function and maps errors through :mod:`api.errors`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
@@ -15,6 +16,7 @@ from fastapi import FastAPI
 import memory_core as mc
 from api import errors, routes
 from api.limits import BodyLimit
+from memory_core.group_commit import TurnBatcher
 from workers import Workers
 
 log = logging.getLogger(__name__)
@@ -30,10 +32,22 @@ def create_app(settings: mc.Settings, workers: Workers) -> FastAPI:
     app.state.settings = settings
     app.state.workers = workers
     app.state.brain = mc.open_brain(settings)
+    app.state.batcher = TurnBatcher(app.state.brain, _enqueuer(workers))
+    app.router.add_event_handler("shutdown", app.state.batcher.close)
     errors.install(app)
     app.include_router(routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     return app
+
+
+def _enqueuer(workers: Workers) -> Callable[[list[str]], bool]:
+    """One ingest job per committed batch of turns."""
+
+    def send(turn_ids: list[str]) -> bool:
+        workers.actors.ingest_batch.send(turn_ids)
+        return True
+
+    return send
 
 
 def run(

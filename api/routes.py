@@ -61,10 +61,7 @@ def post_turn(body: TurnIn, request: Request) -> dict[str, Any]:
         metadata=body.metadata,
         idempotency_key=body.idempotency_key,
     )
-    accepted = ingest.accept_turn(_brain(request), turn)
-    enqueued = False
-    if not accepted.duplicate:
-        enqueued = _enqueue("ingest", _workers(request).actors.ingest_turn.send, accepted.turn_id)
+    accepted, enqueued = request.app.state.batcher.submit(turn)
     return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
 
 

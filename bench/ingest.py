@@ -14,8 +14,9 @@ after each part) and real SQLite brains in a temporary folder:
    HTTP/1.1 client in a separate process, so that parsing responses never
    competes with the server for its core.  The client's and the server's CPU
    use during each window are reported, as evidence of which side saturates.
-2. **e2e** -- ``--turns`` turns accepted with ``memory_core.ingest.accept_turn``
-   and enqueued with ``actors.ingest_turn.send`` from this process while two
+2. **e2e** -- ``--turns`` turns accepted with ``memory_core.ingest.accept_turns``
+   in groups of 32 (as the API's group commit does under 32 concurrent posts)
+   and enqueued with one ``actors.ingest_batch.send`` per group, while two
    worker processes (``python -m dramatiq workers.entry``) ingest them with the
    offline extractor and no embedder: turns/s from the first post until every
    inbox row is done (the turn's traces are committed with the FTS5 index in
@@ -591,14 +592,22 @@ class Posted:
         return self.t_posted - self.t0
 
 
+POST_BATCH = 32
+
+
 def post_turns(brain: Brain, actors: Any, turns: Sequence[TurnText], run: str) -> Posted:
-    """accept_turn then ingest_turn.send, one turn at a time, as the API handler does."""
-    ids = []
+    """accept_turns then one ingest_batch.send per committed group of POST_BATCH turns:
+    what the API's group commit does with that many concurrent posts."""
+    ids: list[str] = []
     t0, cpu0 = time.time(), self_cpu_s()
-    for i, t in enumerate(turns):
-        accepted = ingest.accept_turn(brain, as_turn(t, f"{run}-{i}"))
-        actors.ingest_turn.send(accepted.turn_id)
-        ids.append(accepted.turn_id)
+    for start in range(0, len(turns), POST_BATCH):
+        chunk = turns[start : start + POST_BATCH]
+        accepted = ingest.accept_turns(
+            brain, [as_turn(t, f"{run}-{start + k}") for k, t in enumerate(chunk)]
+        )
+        batch = [a.turn_id for a in accepted]
+        actors.ingest_batch.send(batch)
+        ids.extend(batch)
     return Posted(t0, time.time(), self_cpu_s() - cpu0, ids, [t.marker for t in turns])
 
 
@@ -686,7 +695,7 @@ def _e2e_summary(brain: Brain, posted: Posted, t_done: float, workers_cpu: float
     found, asked = search_check(brain, posted.markers)
     return {
         "turns": n,
-        "posted_via": "accept_turn + ingest_turn.send (one thread, this process)",
+        "posted_via": "accept_turns + ingest_batch.send, groups of 32 (one thread)",
         "post_s": round(posted.seconds, 2),
         "post_per_s": round(n / posted.seconds, 1),
         "post_cpu": round(posted.cpu_s / posted.seconds, 2),

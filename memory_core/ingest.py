@@ -105,33 +105,49 @@ class Accepted:
     duplicate: bool
 
 
-def accept_turn(brain: Brain, turn: Turn, *, now: float | None = None) -> Accepted:
-    """Write the turn to the inbox, durably.  A repeated idempotency key
-    answers the first turn's id and writes nothing."""
-    check_turn(turn)
+_FIND_KEY = text("SELECT id FROM inbox_turns WHERE idempotency_key = :k")
+_INSERT_TURN = text(
+    "INSERT INTO inbox_turns (id, idempotency_key, payload, status, attempts, "
+    "created_at, updated_at) VALUES (:id, :key, :payload, 'pending', 0, :now, :now)"
+)
+
+
+def accept_turns(
+    brain: Brain, turns: Sequence[Turn], *, now: float | None = None
+) -> list[Accepted]:
+    """Write turns to the inbox in one transaction (one fsync), durably.
+
+    A turn whose idempotency key is already in the inbox -- or earlier in this
+    batch -- answers the first turn's id and writes nothing.
+    """
+    for turn in turns:
+        check_turn(turn)
     now = time.time() if now is None else now
-    turn_id = f"turn_{uuid.uuid4()}"
+    accepted: list[Accepted] = []
     with brain.transaction() as conn:
-        if turn.idempotency_key is not None:
-            existing = conn.execute(
-                text("SELECT id FROM inbox_turns WHERE idempotency_key = :k"),
-                {"k": turn.idempotency_key},
-            ).scalar()
-            if existing is not None:
-                return Accepted(str(existing), duplicate=True)
-        conn.execute(
-            text(
-                "INSERT INTO inbox_turns (id, idempotency_key, payload, status, attempts, "
-                "created_at, updated_at) VALUES (:id, :key, :payload, 'pending', 0, :now, :now)"
-            ),
-            {
-                "id": turn_id,
-                "key": turn.idempotency_key,
-                "payload": json.dumps(turn.payload(), ensure_ascii=False),
-                "now": now,
-            },
-        )
-    return Accepted(turn_id, duplicate=False)
+        for turn in turns:
+            if turn.idempotency_key is not None:
+                existing = conn.execute(_FIND_KEY, {"k": turn.idempotency_key}).scalar()
+                if existing is not None:
+                    accepted.append(Accepted(str(existing), duplicate=True))
+                    continue
+            turn_id = f"turn_{uuid.uuid4()}"
+            conn.execute(
+                _INSERT_TURN,
+                {
+                    "id": turn_id,
+                    "key": turn.idempotency_key,
+                    "payload": json.dumps(turn.payload(), ensure_ascii=False),
+                    "now": now,
+                },
+            )
+            accepted.append(Accepted(turn_id, duplicate=False))
+    return accepted
+
+
+def accept_turn(brain: Brain, turn: Turn, *, now: float | None = None) -> Accepted:
+    """Write one turn to the inbox, durably (see :func:`accept_turns`)."""
+    return accept_turns(brain, [turn], now=now)[0]
 
 
 @dataclass

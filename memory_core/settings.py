@@ -87,7 +87,11 @@ class Settings(BaseSettings):
     )
     worker_threads: int = Field(4, ge=1, le=64, description="Threads per worker process.")
     ingest_batch: int = Field(
-        64, ge=0, le=1_000, description="Other pending turns one ingest job may take along."
+        0,
+        ge=0,
+        le=1_000,
+        description="Other pending turns one ingest job may take along (the API already "
+        "sends one job per committed batch).",
     )
     ingest_max_attempts: int = Field(
         6, ge=1, description="Failed attempts after which a turn is marked failed."

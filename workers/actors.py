@@ -30,6 +30,7 @@ class Actors:
     """The actors declared on one broker."""
 
     ingest_turn: dramatiq.Actor[Any, Any]
+    ingest_batch: dramatiq.Actor[Any, Any]
     embed_traces: dramatiq.Actor[Any, Any]
     record_retrieval: dramatiq.Actor[Any, Any]
     reconcile: dramatiq.Actor[Any, Any]
@@ -51,21 +52,27 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
     runtime = Runtime(settings)
     actors: Actors
 
-    def ingest_turn(turn_id: str) -> None:
+    def ingest_ids(turn_ids: list[str]) -> None:
         brain = runtime.brain()
         try:
             report = ingest.ingest_turns(
-                brain, [turn_id], runtime.extract, batch_extra=settings.ingest_batch
+                brain, turn_ids, runtime.extract, batch_extra=settings.ingest_batch
             )
         except Exception as e:
-            log.warning("ingest of %s failed: %s", turn_id, e)
+            log.warning("ingest of %d turn(s) failed: %s", len(turn_ids), e)
             ingest.record_failure(
-                brain, [turn_id], repr(e), max_attempts=settings.ingest_max_attempts
+                brain, turn_ids, repr(e), max_attempts=settings.ingest_max_attempts
             )
             raise
         runtime.observe_ingest(report)
         if report.new_trace_ids and runtime.embedder() is not None:
             actors.send_embed(report.new_trace_ids, settings.embed_batch_size)
+
+    def ingest_turn(turn_id: str) -> None:
+        ingest_ids([turn_id])
+
+    def ingest_batch(turn_ids: list[str]) -> None:
+        ingest_ids(turn_ids)
 
     def embed_traces(trace_ids: list[str]) -> None:
         embedder = runtime.embedder()
@@ -80,8 +87,8 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
 
     def reconcile_(limit: int = 10_000) -> None:
         plan = reconcile.plan(runtime.brain(), settings, runtime.embedder(), limit=limit)
-        for turn_id in plan.turn_ids:
-            actors.ingest_turn.send(turn_id)
+        for start in range(0, len(plan.turn_ids), 64):
+            actors.ingest_batch.send(plan.turn_ids[start : start + 64])
         # Traces waiting behind a backlog are not lost; only an empty queue
         # with traces still lacking vectors means messages went missing.
         if queue_depth(broker, "embed") == 0:
@@ -109,6 +116,16 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
             min_backoff=500,
             max_backoff=60 * SECOND,
             time_limit=120 * SECOND,
+        ),
+        ingest_batch=_actor(
+            ingest_batch,
+            broker=broker,
+            actor_name="ingest_batch",
+            queue_name="ingest",
+            max_retries=settings.ingest_max_attempts,
+            min_backoff=500,
+            max_backoff=60 * SECOND,
+            time_limit=300 * SECOND,
         ),
         embed_traces=_actor(
             embed_traces,
