@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 import memory_core as mc
-from memctl import dream_cli
+from memctl import dream_cli, io_cli
 from memctl import output as out
 from memctl.proposals_cli import app as proposals_app
 from memory_core import maintenance
@@ -81,7 +81,9 @@ def root(
         format="%(levelname)s %(name)s: %(message)s",
     )
     logging.getLogger("alembic").setLevel(logging.WARNING)
-    ctx.obj = State(settings, brain or settings.brain_url, json_out)
+    if brain:
+        settings = settings.model_copy(update={"brain_url": brain})
+    ctx.obj = State(settings, settings.brain_url, json_out)
 
 
 @app.command()
@@ -287,7 +289,7 @@ def up(
     from memctl import serve
 
     state = _state(ctx)
-    settings = state.settings.model_copy(update={"brain_url": state.brain_url})
+    settings = state.settings
     serve.up(settings, host or settings.api_host, port or settings.api_port)
 
 
@@ -301,7 +303,7 @@ def api(
     from memctl import serve
 
     state = _state(ctx)
-    settings = state.settings.model_copy(update={"brain_url": state.brain_url})
+    settings = state.settings
     serve.api(settings, host or settings.api_host, port or settings.api_port)
 
 
@@ -315,7 +317,7 @@ def worker(
     from memctl import serve
 
     state = _state(ctx)
-    settings = state.settings.model_copy(update={"brain_url": state.brain_url})
+    settings = state.settings
     serve.worker(settings, processes, threads)
 
 
@@ -334,7 +336,7 @@ def reconcile(ctx: typer.Context) -> None:
     from memctl import jobs
 
     state = _state(ctx)
-    settings = state.settings.model_copy(update={"brain_url": state.brain_url})
+    settings = state.settings
     doc = jobs.reconcile_now(settings, state.brain())
     if state.json:
         out.emit_json(doc)
@@ -391,6 +393,7 @@ def demo(ctx: typer.Context) -> None:
 
 
 dream_cli.register(app, _state)
+io_cli.register(app, _state)
 
 
 def main(argv: list[str] | None = None) -> Any:
