@@ -160,9 +160,9 @@ def test_a_worker_killed_with_sigkill_mid_run_loses_and_duplicates_nothing(
     group: WorkerGroup, sender: tuple[mc.Settings, mc.Brain, Workers]
 ) -> None:
     _, brain, workers = sender
+    ids = post_turns(brain, workers, 5000)  # a backlog first, so the kill lands mid-run
     victim = group.start()
     group.start()
-    ids = post_turns(brain, workers, 5000)
     wait_for(lambda: done_count(brain) >= 500, 120)
     group.kill9(victim)
     assert done_count(brain) < len(ids), "the kill came too late to mean anything"
