@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import time
 import uuid
 from collections.abc import Iterable, Sequence
@@ -218,38 +219,51 @@ def fts_delete(conn: Connection, seq: int, content: str, tags_json: str) -> None
 
 # -- writes ------------------------------------------------------------------
 
-_INSERT = text(
+_INSERT_SQL = (
     "INSERT INTO memory_traces (id, brain_id, type, scope, scope_id, content, content_hash, "
     "tags, importance, strength, stability, created_at, updated_at, occurred_at, "
-    "retrieval_count, metadata, sources, deleted, version) VALUES (:id, :brain_id, :type, "
-    ":scope, :scope_id, :content, :content_hash, :tags, :importance, 1.0, 1.0, :now, :now, "
-    ":occurred_at, 0, :metadata, :sources, 0, 1) RETURNING seq"
+    "retrieval_count, metadata, sources, deleted, version) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1)"
 )
+_FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags) VALUES (?, ?, ?)"
 
 
 def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> str:
-    """Insert one already-validated trace and its index entry on ``conn``."""
+    """Insert one already-validated trace and its index entry on ``conn``.
+
+    Runs on the driver's cursor: this is the hot path of every add, ingest and
+    import, and SQLAlchemy's per-statement machinery cost more than SQLite's
+    own work here.  ``conn`` must be inside :meth:`Brain.transaction`.
+    """
     trace_id = item.id or new_trace_id()
     tags_json = _dumps(list(item.tags))
-    seq = conn.execute(
-        _INSERT,
-        {
-            "id": trace_id,
-            "brain_id": brain.brain_id,
-            "type": item.type,
-            "scope": item.scope,
-            "scope_id": item.scope_id,
-            "content": item.content,
-            "content_hash": content_hash(item.content),
-            "tags": tags_json,
-            "importance": item.importance,
-            "now": now,
-            "occurred_at": item.occurred_at if item.occurred_at is not None else now,
-            "metadata": _dumps(item.metadata),
-            "sources": _dumps(item.sources),
-        },
-    ).scalar_one()
-    fts_insert(conn, seq, item.content, tags_json)
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(
+            _INSERT_SQL,
+            (
+                trace_id,
+                brain.brain_id,
+                item.type,
+                item.scope,
+                item.scope_id,
+                item.content,
+                content_hash(item.content),
+                tags_json,
+                item.importance,
+                now,
+                now,
+                item.occurred_at if item.occurred_at is not None else now,
+                _dumps(item.metadata),
+                _dumps(item.sources),
+            ),
+        )
+        seq = cursor.lastrowid
+        cursor.execute(_FTS_INSERT_SQL, (seq, item.content, tags_json))
+    except sqlite3.IntegrityError as e:
+        raise Conflict(f"trace id {trace_id} already exists") from e
+    finally:
+        cursor.close()
     return trace_id
 
 
