@@ -247,9 +247,7 @@ def ingest_turns(
     with brain.transaction() as conn:
         stamp = time.time() if now is None else now
         for turn_id, data, created_at, extraction in extracted:
-            still = conn.execute(
-                text("SELECT status FROM inbox_turns WHERE id = :id"), {"id": turn_id}
-            ).scalar()
+            still = _one(conn, "SELECT status FROM inbox_turns WHERE id = ?", (turn_id,))
             if still != "pending":
                 if turn_id in turn_ids:
                     report.already_done.append(turn_id)
@@ -300,12 +298,11 @@ def _write_turn(
         )
         report.new_trace_ids.append(fact_id)
         report.facts_by_category[fact.category] = report.facts_by_category.get(fact.category, 0) + 1
-    conn.execute(
-        text(
-            "UPDATE inbox_turns SET status = 'done', processed_at = :now, updated_at = :now, "
-            "attempts = attempts + 1, last_error = NULL WHERE id = :id AND status = 'pending'"
-        ),
-        {"now": now, "id": turn_id},
+    _one(
+        conn,
+        "UPDATE inbox_turns SET status = 'done', processed_at = ?, updated_at = ?, "
+        "attempts = attempts + 1, last_error = NULL WHERE id = ? AND status = 'pending'",
+        (now, now, turn_id),
     )
     report.ingested.append(turn_id)
 
@@ -345,16 +342,21 @@ def fact_trace(
 
 def _fact_exists(conn: Connection, digest: str, scope: str, scope_id: str) -> bool:
     """A fact already stored in this scope, deleted or not: a forgotten fact stays forgotten."""
-    return (
-        conn.execute(
-            text(
-                "SELECT 1 FROM memory_traces WHERE content_hash = :h AND scope = :s "
-                "AND scope_id IS :sid LIMIT 1"
-            ),
-            {"h": digest, "s": scope, "sid": scope_id},
-        ).first()
-        is not None
+    sql = (
+        "SELECT 1 FROM memory_traces WHERE content_hash = ? AND scope = ? "
+        "AND scope_id IS ? LIMIT 1"
     )
+    return _one(conn, sql, (digest, scope, scope_id)) is not None
+
+
+def _one(conn: Connection, sql: str, params: tuple[Any, ...]) -> Any:
+    """First column of the first row, on the driver's cursor (the ingest hot path)."""
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        row = cursor.execute(sql, params).fetchone()
+    finally:
+        cursor.close()
+    return None if row is None else row[0]
 
 
 def record_failure(brain: Brain, turn_ids: Sequence[str], error: str, *, max_attempts: int) -> None:
