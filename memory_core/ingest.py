@@ -343,8 +343,7 @@ def fact_trace(
 def _fact_exists(conn: Connection, digest: str, scope: str, scope_id: str) -> bool:
     """A fact already stored in this scope, deleted or not: a forgotten fact stays forgotten."""
     sql = (
-        "SELECT 1 FROM memory_traces WHERE content_hash = ? AND scope = ? "
-        "AND scope_id IS ? LIMIT 1"
+        "SELECT 1 FROM memory_traces WHERE content_hash = ? AND scope = ? AND scope_id IS ? LIMIT 1"
     )
     return _one(conn, sql, (digest, scope, scope_id)) is not None
 

@@ -1,0 +1,100 @@
+"""memctl export and memctl import."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from memctl import output as out
+from memory_core.io import EXPORT_FORMATS, IMPORT_FORMATS, export_brain, import_into
+
+MAX_SHOWN_ERRORS = 20
+
+
+@contextmanager
+def _progress(label: str, enabled: bool) -> Iterator[Callable[[int], None] | None]:
+    """A rich progress bar on stderr (a count, as totals are not known up front)."""
+    if not enabled:
+        yield None
+        return
+    columns = (SpinnerColumn(), TextColumn(label), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=out.err_console, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        yield lambda n: bar.advance(task, n)
+
+
+def _print_import(doc: dict[str, Any]) -> None:
+    out.console.print(
+        f"imported {doc['imported']}, skipped {doc['skipped']}, "
+        f"{len(doc['errors'])} error(s); edges {doc['edges']}"
+    )
+    for message in doc["errors"][:MAX_SHOWN_ERRORS]:
+        out.console.print(f"[red]error[/red] {message}")
+    if len(doc["errors"]) > MAX_SHOWN_ERRORS:
+        out.console.print(f"... {len(doc['errors']) - MAX_SHOWN_ERRORS} more (--json lists all)")
+    if doc["unembedded"]:
+        out.console.print(
+            f"{doc['unembedded']} imported trace(s) lack vectors: "
+            "`memctl embed-backfill` or the workers will embed them"
+        )
+
+
+def register(app: typer.Typer, state_of: object) -> None:
+    """Add the export and import commands to ``app``; ``state_of(ctx)`` gives State."""
+
+    @app.command("export")
+    def export_cmd(
+        ctx: typer.Context,
+        fmt: Annotated[str, typer.Argument(metavar="FORMAT", help=", ".join(EXPORT_FORMATS))],
+        path: Annotated[Path, typer.Argument(help="A new file (or folder); never overwritten.")],
+        include_embeddings: Annotated[
+            bool, typer.Option("--include-embeddings", help="JSON: include the vectors.")
+        ] = False,
+    ) -> None:
+        """Export the brain to a new file or folder."""
+        state = state_of(ctx)  # type: ignore[operator]
+        brain = state.brain()
+        with _progress(f"export {fmt}", not state.json) as progress:
+            doc = export_brain(
+                brain, fmt, path, include_embeddings=include_embeddings, progress=progress
+            )
+        if state.json:
+            out.emit_json(doc)
+            return
+        counts = ", ".join(f"{k} {v}" for k, v in doc.items() if isinstance(v, int))
+        out.console.print(f"exported to {doc['path']}: {counts}")
+        for r in doc["refused"]:
+            out.console.print(f"[yellow]refused[/yellow] {r['id']} ({r['field']}: {r['problem']})")
+
+    @app.command("import")
+    def import_cmd(
+        ctx: typer.Context,
+        fmt: Annotated[str, typer.Argument(metavar="FORMAT", help=", ".join(IMPORT_FORMATS))],
+        path: Annotated[Path, typer.Argument(help="The file (or folder) to import.")],
+        no_dedup: Annotated[
+            bool, typer.Option("--no-dedup", help="Import texts the brain already holds.")
+        ] = False,
+    ) -> None:
+        """Import traces from a file or folder; duplicates are skipped by default."""
+        state = state_of(ctx)  # type: ignore[operator]
+        brain = state.brain(create=True)
+        with _progress(f"import {fmt}", not state.json) as progress:
+            result = import_into(brain, fmt, path, dedup=not no_dedup, progress=progress)
+        doc = result.to_dict()
+        doc["unembedded"] = len(doc.pop("unembedded_ids"))
+        if state.json:
+            out.emit_json(doc)
+        else:
+            _print_import(doc)

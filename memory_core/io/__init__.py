@@ -1,0 +1,79 @@
+"""Import and export of a brain, one module per format.
+
+Exports: ``sqlite`` (every portable table, in a new brain file), ``json`` (one
+document), ``markdown`` and ``obsidian`` (a folder of notes).  Imports: the
+same four plus ``chatgpt`` (``conversations.json``) and ``csv``.  Every import
+returns an :class:`ImportResult`; an export never overwrites a path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memory_core.db import Brain
+from memory_core.errors import InvalidArgument
+from memory_core.io.records import ImportResult, Progress
+
+EXPORT_FORMATS = ("sqlite", "json", "markdown", "obsidian")
+IMPORT_FORMATS = ("sqlite", "json", "markdown", "obsidian", "chatgpt", "csv")
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "IMPORT_FORMATS",
+    "ImportResult",
+    "export_brain",
+    "import_into",
+]
+
+
+def export_brain(
+    brain: Brain,
+    fmt: str,
+    path: Path,
+    *,
+    include_embeddings: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Export the brain to a new ``path`` in ``fmt``; returns counts and ``refused``.
+
+    ``include_embeddings`` applies to JSON (SQLite always holds them).
+    """
+    if fmt == "json":
+        from memory_core.io.json_format import export_json
+
+        return export_json(brain, path, include_embeddings=include_embeddings, progress=progress)
+    if fmt == "sqlite":
+        from memory_core.io.sqlite_format import export_sqlite
+
+        return export_sqlite(brain, path)
+    if fmt in ("markdown", "obsidian"):
+        from memory_core.io.markdown import export_notes
+
+        return export_notes(brain, path, obsidian=fmt == "obsidian", progress=progress)
+    raise InvalidArgument(f"export format must be one of {', '.join(EXPORT_FORMATS)}; got {fmt!r}")
+
+
+def import_into(
+    brain: Brain, fmt: str, path: Path, *, dedup: bool = True, progress: Progress | None = None
+) -> ImportResult:
+    """Import ``path`` (in ``fmt``) into the brain; see each format's module."""
+    if fmt == "json":
+        from memory_core.io.json_format import import_json as run
+    elif fmt == "csv":
+        from memory_core.io.csv_format import import_csv as run
+    elif fmt == "sqlite":
+        from memory_core.io.sqlite_format import import_sqlite as run
+    elif fmt == "chatgpt":
+        from memory_core.io.chatgpt import import_chatgpt as run
+    elif fmt == "markdown":
+        from memory_core.io.markdown import import_markdown as run
+    elif fmt == "obsidian":
+        from memory_core.io.obsidian import import_obsidian as run
+    else:
+        raise InvalidArgument(
+            f"import format must be one of {', '.join(IMPORT_FORMATS)}; got {fmt!r}"
+        )
+    if not path.exists():
+        raise InvalidArgument(f"{path} does not exist")
+    return run(brain, path, dedup=dedup, progress=progress)

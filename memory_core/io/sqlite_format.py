@@ -1,0 +1,112 @@
+"""SQLite: the whole brain as a new brain file, and a merge of such a file.
+
+The export is ``VACUUM INTO`` a new path from a read-only connection: one
+consistent snapshot of every table (traces with embeddings, the full-text
+index, edges, the proposals ledger, the consolidation log, the inbox, the
+retrieval events), without the process-local ``leases``.  The file is a
+Reverie brain in its own right, with the source's brain id.  The import reads
+such a file read-only and merges its traces, vectors, edges and inbox turns
+through the same deduplicating writer as every other format.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from memory_core.db import Brain
+from memory_core.errors import BrainError, InvalidArgument
+from memory_core.io.files import refuse_existing, removed_on_failure
+from memory_core.io.records import (
+    Embedding,
+    ImportResult,
+    Progress,
+    Record,
+    TraceWriter,
+    live_first,
+    write_edges,
+)
+from memory_core.io.rows import record_from_row, write_inbox
+
+_NOT_PORTABLE = ("leases",)
+_NEEDED = {"alembic_version", "memory_traces", "trace_embeddings", "coactivation_edges"}
+
+
+def export_sqlite(brain: Brain, path: Path) -> dict[str, Any]:
+    """Copy the brain into a new SQLite file at ``path``."""
+    refuse_existing(path)
+    with removed_on_failure(path):
+        try:
+            with closing(sqlite3.connect(f"file:{brain.path}?mode=ro", uri=True)) as src:
+                src.execute("VACUUM INTO ?", (str(path),))
+            with closing(sqlite3.connect(path)) as copy:
+                for table in _NOT_PORTABLE:
+                    copy.execute(f"DELETE FROM {table}")
+                copy.commit()
+                copy.execute("PRAGMA journal_mode = DELETE")
+                counts = {
+                    name: copy.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
+                    for name in ("memory_traces", "trace_embeddings", "coactivation_edges")
+                }
+        except sqlite3.Error as e:
+            raise BrainError(f"cannot export to {path}: {e}") from e
+    return {
+        "path": str(path),
+        "refused": [],
+        "traces": counts["memory_traces"],
+        "embeddings": counts["trace_embeddings"],
+        "edges": counts["coactivation_edges"],
+    }
+
+
+def _read_source(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every row the import needs, read in one read-only snapshot."""
+    if path.is_dir():
+        raise InvalidArgument(f"{path} is a folder, not a SQLite file")
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            db.row_factory = sqlite3.Row
+            db.execute("BEGIN")
+            names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if not names >= _NEEDED:
+                raise InvalidArgument(f"{path} is not a Reverie brain; nothing was imported")
+            tables = ["memory_traces", "trace_embeddings", "coactivation_edges"]
+            if "inbox_turns" in names:
+                tables.append("inbox_turns")
+            return {t: [dict(r) for r in db.execute(f"SELECT * FROM {t}")] for t in tables}
+    except sqlite3.DatabaseError as e:
+        raise InvalidArgument(f"{path} is not a SQLite brain ({e}); nothing was imported") from e
+
+
+def import_sqlite(
+    brain: Brain, path: Path, *, dedup: bool = True, progress: Progress | None = None
+) -> ImportResult:
+    """Merge a brain file (a SQLite export) into this brain."""
+    source = _read_source(path)
+    writer = TraceWriter(brain, dedup=dedup, progress=progress)
+    vectors: dict[str, list[Embedding]] = defaultdict(list)
+    for row in source["trace_embeddings"]:
+        vectors[row["trace_id"]].append(
+            Embedding(row["model"], row["dim"], row["vector"], row["created_at"])
+        )
+    records: list[Record] = []
+    for row in source["memory_traces"]:
+        place = f"trace {row.get('id')}"
+        try:
+            record = record_from_row(row, place)
+        except InvalidArgument as e:
+            writer.result.error(str(e))
+            continue
+        if record is None:
+            writer.result.skipped += 1
+            continue
+        record.embeddings = vectors.get(record.source_id or "", [])
+        records.append(record)
+    writer.add_all(live_first(records))
+    result = writer.finish()
+    write_edges(brain, result, source["coactivation_edges"], writer.now)
+    write_inbox(brain, result, source.get("inbox_turns", []))
+    return result
