@@ -17,6 +17,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+import memory_core as mc
 from memctl import output as out
 from memory_core.io import EXPORT_FORMATS, IMPORT_FORMATS, export_brain, import_into
 
@@ -44,11 +45,24 @@ def _print_import(doc: dict[str, Any]) -> None:
         out.console.print(f"[red]error[/red] {message}")
     if len(doc["errors"]) > MAX_SHOWN_ERRORS:
         out.console.print(f"... {len(doc['errors']) - MAX_SHOWN_ERRORS} more (--json lists all)")
-    if doc["unembedded"]:
+    if doc["unembedded"] and doc["embed_enqueued"]:
+        out.console.print(f"{doc['unembedded']} imported trace(s) queued for embedding")
+    elif doc["unembedded"]:
         out.console.print(
-            f"{doc['unembedded']} imported trace(s) lack vectors: "
-            "`memctl embed-backfill` or the workers will embed them"
+            f"{doc['unembedded']} imported trace(s) lack vectors: a running `memctl up` "
+            "embeds them at its next reconcile, or run `memctl embed-backfill`"
         )
+
+
+def _enqueue_embedding(settings: mc.Settings, trace_ids: list[str]) -> bool:
+    """With Redis, queue the new traces for the embed workers; embedded mode's
+    reconcile (or embed-backfill) picks them up otherwise."""
+    if not trace_ids or not settings.redis_url or settings.embedder == "none":
+        return False
+    from workers import setup
+
+    setup(settings).actors.send_embed(trace_ids, settings.embed_batch_size)
+    return True
 
 
 def register(app: typer.Typer, state_of: object) -> None:
@@ -93,7 +107,9 @@ def register(app: typer.Typer, state_of: object) -> None:
         with _progress(f"import {fmt}", not state.json) as progress:
             result = import_into(brain, fmt, path, dedup=not no_dedup, progress=progress)
         doc = result.to_dict()
-        doc["unembedded"] = len(doc.pop("unembedded_ids"))
+        unembedded = doc.pop("unembedded_ids")
+        doc["unembedded"] = len(unembedded)
+        doc["embed_enqueued"] = _enqueue_embedding(state.settings, unembedded)
         if state.json:
             out.emit_json(doc)
         else:
