@@ -28,12 +28,10 @@ from memory_core.io.records import (
     Embedding,
     ImportResult,
     Progress,
-    Record,
     TraceWriter,
-    live_first,
     write_edges,
 )
-from memory_core.io.rows import INBOX_COLUMNS, record_from_row, write_inbox
+from memory_core.io.rows import INBOX_COLUMNS, add_rows, write_inbox
 
 FORMAT = "reverie-brain"
 VERSION = 1
@@ -135,19 +133,9 @@ def import_json(
     doc = _load(path)
     writer = TraceWriter(brain, dedup=dedup, progress=progress)
     vectors = _embeddings_by_trace(doc, writer.result)
-    records: list[Record] = []
-    for i, row in enumerate(doc.get("traces", [])):
-        try:
-            record = record_from_row(row, f"traces[{i}]")
-        except InvalidArgument as e:
-            writer.result.error(str(e))
-            continue
-        if record is None:
-            writer.result.skipped += 1
-            continue
-        record.embeddings = vectors.get(record.source_id or "", [])
-        records.append(record)
-    writer.add_all(live_first(records))
+    add_rows(
+        writer, ((f"traces[{i}]", row) for i, row in enumerate(doc.get("traces", []))), vectors
+    )
     result = writer.finish()
     edges = doc.get("edges") or []
     convs = doc.get("conversations") or []

@@ -10,7 +10,15 @@ from sqlalchemy import text
 
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument
-from memory_core.io.records import CARRIED_COLUMNS, ImportResult, Record, clean_scope_id
+from memory_core.io.records import (
+    CARRIED_COLUMNS,
+    Embedding,
+    ImportResult,
+    Record,
+    TraceWriter,
+    clean_scope_id,
+    live_first,
+)
 from memory_core.traces import NewTrace
 
 INBOX_COLUMNS = (
@@ -109,3 +117,25 @@ def write_inbox(brain: Brain, result: ImportResult, rows: Iterable[Any]) -> None
             values["status"] = values["status"] or "pending"
             values["attempts"] = values["attempts"] or 0
             result.conversations += conn.execute(insert, values).rowcount
+
+
+def add_rows(
+    writer: TraceWriter,
+    rows: Iterable[tuple[str, Any]],
+    vectors: dict[str, list[Embedding]],
+) -> None:
+    """Trace rows of a json or sqlite export, each with its place for errors:
+    a row that fails is listed and skipped, the rest are written (live first)."""
+    records: list[Record] = []
+    for place, row in rows:
+        try:
+            record = record_from_row(row, place)
+        except InvalidArgument as e:
+            writer.result.error(str(e))
+            continue
+        if record is None:
+            writer.result.skipped += 1
+            continue
+        record.embeddings = vectors.get(record.source_id or "", [])
+        records.append(record)
+    writer.add_all(live_first(records))

@@ -24,12 +24,10 @@ from memory_core.io.records import (
     Embedding,
     ImportResult,
     Progress,
-    Record,
     TraceWriter,
-    live_first,
     write_edges,
 )
-from memory_core.io.rows import record_from_row, write_inbox
+from memory_core.io.rows import add_rows, write_inbox
 
 _NOT_PORTABLE = ("leases",)
 _NEEDED = {"alembic_version", "memory_traces", "trace_embeddings", "coactivation_edges"}
@@ -92,20 +90,7 @@ def import_sqlite(
         vectors[row["trace_id"]].append(
             Embedding(row["model"], row["dim"], row["vector"], row["created_at"])
         )
-    records: list[Record] = []
-    for row in source["memory_traces"]:
-        place = f"trace {row.get('id')}"
-        try:
-            record = record_from_row(row, place)
-        except InvalidArgument as e:
-            writer.result.error(str(e))
-            continue
-        if record is None:
-            writer.result.skipped += 1
-            continue
-        record.embeddings = vectors.get(record.source_id or "", [])
-        records.append(record)
-    writer.add_all(live_first(records))
+    add_rows(writer, ((f"trace {row.get('id')}", row) for row in source["memory_traces"]), vectors)
     result = writer.finish()
     write_edges(brain, result, source["coactivation_edges"], writer.now)
     write_inbox(brain, result, source.get("inbox_turns", []))
