@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 import memory_core as mc
-from memctl import dream_cli, io_cli
+from memctl import dream_cli, io_cli, serve_cli
 from memctl import output as out
 from memctl.proposals_cli import app as proposals_app
 from memory_core import maintenance
@@ -279,84 +279,6 @@ def reindex(ctx: typer.Context) -> None:
         out.console.print("full-text index rebuilt")
 
 
-@app.command()
-def up(
-    ctx: typer.Context,
-    host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
-    port: Annotated[int | None, typer.Option(help="Port to bind (default 8420).")] = None,
-) -> None:
-    """Run Reverie: API, workers and scheduler in one process (with Redis: the API only)."""
-    from memctl import serve
-
-    state = _state(ctx)
-    settings = state.settings
-    serve.up(settings, host or settings.api_host, port or settings.api_port)
-
-
-@app.command()
-def api(
-    ctx: typer.Context,
-    host: Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")] = None,
-    port: Annotated[int | None, typer.Option(help="Port to bind (default 8420).")] = None,
-) -> None:
-    """Run the HTTP API alone (needs REVERIE_REDIS_URL; workers run separately)."""
-    from memctl import serve
-
-    state = _state(ctx)
-    settings = state.settings
-    serve.api(settings, host or settings.api_host, port or settings.api_port)
-
-
-@app.command()
-def worker(
-    ctx: typer.Context,
-    processes: Annotated[int, typer.Option(help="Worker processes.")] = 2,
-    threads: Annotated[int, typer.Option(help="Threads per process.")] = 4,
-) -> None:
-    """Run dramatiq worker processes on Redis (supervise them: a dead one stops the group)."""
-    from memctl import serve
-
-    state = _state(ctx)
-    settings = state.settings
-    serve.worker(settings, processes, threads)
-
-
-@app.command()
-def scheduler(ctx: typer.Context) -> None:
-    """Fire dream passes and reconcile sweeps on Redis workers until SIGTERM (one per brain)."""
-    from scheduler import main as run_scheduler
-
-    state = _state(ctx)
-    run_scheduler(state.settings.model_copy(update={"brain_url": state.brain_url}))
-
-
-@app.command()
-def reconcile(ctx: typer.Context) -> None:
-    """Re-enqueue pending turns and traces lacking embeddings (embedded: do them now)."""
-    from memctl import jobs
-
-    state = _state(ctx)
-    settings = state.settings
-    doc = jobs.reconcile_now(settings, state.brain())
-    if state.json:
-        out.emit_json(doc)
-    else:
-        out.console.print(", ".join(f"{k}: {v}" for k, v in doc.items()))
-
-
-@app.command("embed-backfill")
-def embed_backfill(ctx: typer.Context) -> None:
-    """Embed every active trace that lacks a vector for the configured model."""
-    from memctl import jobs
-
-    state = _state(ctx)
-    doc = jobs.embed_backfill(state.settings, state.brain(), show_progress=not state.json)
-    if state.json:
-        out.emit_json(doc)
-    else:
-        out.console.print(f"embedded {doc['embedded']} traces with {doc['model']}")
-
-
 @app.command("settings")
 def show_settings(ctx: typer.Context) -> None:
     """Every setting: its environment name, current value and meaning (keys redacted)."""
@@ -393,6 +315,7 @@ def demo(ctx: typer.Context) -> None:
 
 
 dream_cli.register(app, _state)
+serve_cli.register(app, _state)
 io_cli.register(app, _state)
 
 

@@ -1,0 +1,89 @@
+"""memctl's long-running and maintenance commands: up, api, worker, scheduler,
+reconcile, embed-backfill."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from memctl import output as out
+
+Host = Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")]
+Port = Annotated[int | None, typer.Option(help="Port to bind (default 8420).")]
+
+
+def register(app: typer.Typer, state_of: object) -> None:
+    """Add the commands to ``app``; ``state_of(ctx)`` gives memctl's State."""
+
+    @app.command()
+    def up(
+        ctx: typer.Context,
+        host: Host = None,
+        port: Port = None,
+    ) -> None:
+        """Run Reverie: API, workers and scheduler in one process (with Redis: the API only)."""
+        from memctl import serve
+
+        state = state_of(ctx)  # type: ignore[operator]
+        settings = state.settings
+        serve.up(settings, host or settings.api_host, port or settings.api_port)
+
+    @app.command()
+    def api(
+        ctx: typer.Context,
+        host: Host = None,
+        port: Port = None,
+    ) -> None:
+        """Run the HTTP API alone (needs REVERIE_REDIS_URL; workers run separately)."""
+        from memctl import serve
+
+        state = state_of(ctx)  # type: ignore[operator]
+        settings = state.settings
+        serve.api(settings, host or settings.api_host, port or settings.api_port)
+
+    @app.command()
+    def worker(
+        ctx: typer.Context,
+        processes: Annotated[int, typer.Option(help="Worker processes.")] = 2,
+        threads: Annotated[int, typer.Option(help="Threads per process.")] = 4,
+    ) -> None:
+        """Run dramatiq worker processes on Redis (supervise them: a dead one stops the group)."""
+        from memctl import serve
+
+        state = state_of(ctx)  # type: ignore[operator]
+        settings = state.settings
+        serve.worker(settings, processes, threads)
+
+    @app.command()
+    def scheduler(ctx: typer.Context) -> None:
+        """Fire dream passes and reconcile sweeps on Redis workers until SIGTERM (one per brain)."""
+        from scheduler import main as run_scheduler
+
+        state = state_of(ctx)  # type: ignore[operator]
+        run_scheduler(state.settings.model_copy(update={"brain_url": state.brain_url}))
+
+    @app.command()
+    def reconcile(ctx: typer.Context) -> None:
+        """Re-enqueue pending turns and traces lacking embeddings (embedded: do them now)."""
+        from memctl import jobs
+
+        state = state_of(ctx)  # type: ignore[operator]
+        settings = state.settings
+        doc = jobs.reconcile_now(settings, state.brain())
+        if state.json:
+            out.emit_json(doc)
+        else:
+            out.console.print(", ".join(f"{k}: {v}" for k, v in doc.items()))
+
+    @app.command("embed-backfill")
+    def embed_backfill(ctx: typer.Context) -> None:
+        """Embed every active trace that lacks a vector for the configured model."""
+        from memctl import jobs
+
+        state = state_of(ctx)  # type: ignore[operator]
+        doc = jobs.embed_backfill(state.settings, state.brain(), show_progress=not state.json)
+        if state.json:
+            out.emit_json(doc)
+        else:
+            out.console.print(f"embedded {doc['embedded']} traces with {doc['model']}")
