@@ -8,16 +8,24 @@ function and maps errors through :mod:`api.errors`.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
+from prometheus_client import REGISTRY, CollectorRegistry
+from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import memory_core as mc
 from api import errors, routes
 from api.limits import BodyLimit
 from memory_core.group_commit import TurnBatcher
+from memory_core.metrics import HTTP_METHODS, OTHER, BrainCollector, get_metrics
 from workers import Workers
+from workers.broker import Exporter
+
+UNMATCHED_ROUTE = "unmatched"
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +45,84 @@ def create_app(settings: mc.Settings, workers: Workers) -> FastAPI:
     errors.install(app)
     app.include_router(routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    app.add_middleware(RequestMetrics)  # outermost: times refusals too
+    app.state.brain_metrics = BrainCollector(
+        app.state.brain, _embedder_model(workers), settings.metrics_brain_ttl_s
+    )
+    app.state.metrics_registry = _metrics_registry(app.state.brain_metrics, workers)
     return app
+
+
+def _embedder_model(workers: Workers) -> Callable[[], str | None]:
+    """The configured embedder's name, for the missing-embeddings gauge."""
+
+    def embedder_model() -> str | None:
+        embedder = workers.actors.runtime.embedder()
+        return embedder.name if embedder is not None else None
+
+    return embedder_model
+
+
+def _metrics_registry(brain_metrics: BrainCollector, workers: Workers) -> CollectorRegistry:
+    """What GET /metrics serves: this process's metrics, the brain's gauges and,
+    in embedded mode, dramatiq's."""
+    get_metrics()  # every family is exposed from the first scrape
+    registry = CollectorRegistry()
+    registry.register(REGISTRY)
+    registry.register(brain_metrics)
+    for middleware in workers.broker.middleware:
+        if isinstance(middleware, Exporter) and middleware.multiprocess_dir is None:
+            registry.register(middleware.registry)
+    return registry
+
+
+class RequestMetrics:
+    """Pure ASGI middleware: counts and times requests by route template and status.
+
+    The route label is the matched route's path template, never the raw
+    path; a path no route matches is labelled ``unmatched``.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500  # until the app answers otherwise
+
+        async def recording_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, recording_send)
+        finally:
+            method = scope["method"] if scope["method"] in HTTP_METHODS else OTHER
+            labels = (_route(scope), method, str(status))
+            metrics = get_metrics()
+            metrics.http_requests.labels(*labels).inc()
+            metrics.http_duration.labels(*labels).observe(time.perf_counter() - started)
+
+
+def _route(scope: Scope) -> str:
+    """The path template of the route serving ``scope``."""
+    path = getattr(scope.get("route"), "path", None)
+    if isinstance(path, str):
+        return path
+    # Refused before routing (413) or not routed: match the template ourselves.
+    app = scope.get("app")
+    for candidate in getattr(getattr(app, "router", None), "routes", ()):
+        match, child = candidate.matches(scope)
+        if match is not Match.NONE:
+            path = getattr(child.get("route", candidate), "path", None)
+            if isinstance(path, str):
+                return path
+    return UNMATCHED_ROUTE
 
 
 def _enqueuer(workers: Workers) -> Callable[[list[str]], bool]:

@@ -9,11 +9,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
 from api.errors import CODE_STATUS, error_body
 from api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn
 from memory_core import feedback, ingest
+from memory_core.metrics import bounded, get_metrics
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from workers import Workers
 
@@ -158,9 +160,16 @@ def search(
 ) -> dict[str, Any]:
     """Search, best first; the read writes nothing (feedback is queued)."""
     tag_list = [t.strip() for t in tags.split(",") if t.strip()] if tags else None
+    started = time.perf_counter()
     response = mc.search(
         _brain(request), q, type=type, scope=scope, scope_id=scope_id, tags=tag_list, limit=limit
     )
+    metrics = get_metrics()
+    metrics.search_duration.labels(bounded(response.mode, ("fts", "natural"))).observe(
+        time.perf_counter() - started
+    )
+    if response.degraded:
+        metrics.search_degraded.inc()
     ids = [h.trace.id for h in response.results]
     if ids:
         _enqueue(
@@ -219,6 +228,13 @@ def call(
     if name == "memory_add":
         _send_embed(request, [result["traceId"]])
     return JSONResponse(result)
+
+
+@router.get("/metrics", tags=["ops"])
+def metrics_(request: Request) -> Response:
+    """Prometheus exposition: this process's metrics and the brain's gauges."""
+    body = generate_latest(request.app.state.metrics_registry)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
 @router.get("/healthz", tags=["ops"])

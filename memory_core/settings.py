@@ -233,6 +233,25 @@ class Settings(BaseSettings):
         description="The scheduler's lease on the brain; a dead scheduler's expires after this.",
     )
 
+    # -- metrics ------------------------------------------------------------
+    metrics_host: str = Field(
+        "127.0.0.1", description="Address the worker and scheduler metrics exporters bind."
+    )
+    metrics_port: int = Field(
+        9191, ge=1, le=65_535, description="Port of a worker group's metrics exporter."
+    )
+    scheduler_metrics_port: int = Field(
+        9192, ge=0, le=65_535, description="Port of memctl scheduler's metrics; 0: none."
+    )
+    metrics_multiproc_dir: Path | None = Field(
+        None,
+        description="Where worker processes write their samples for the exporter; "
+        "unset: <tmp>/reverie-metrics-<metrics_port>.",
+    )
+    metrics_brain_ttl_s: float = Field(
+        5.0, ge=0, description="Seconds the brain gauges are cached between scrapes."
+    )
+
     # -- logging ------------------------------------------------------------
     log_level: str = Field("WARNING", description="Root log level (DEBUG, INFO, WARNING, ...).")
 

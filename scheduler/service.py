@@ -216,10 +216,12 @@ def main(settings: Settings) -> None:
         wake.set()
 
     previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    exporter = None
     try:
         scheduler = build_scheduler(settings, workers.actors, brain, background=True)
         scheduler.add_listener(lambda _event: wake.set(), EVENT_SCHEDULER_SHUTDOWN)
         scheduler.start()
+        exporter = _serve_metrics(settings)  # once the lease is ours: one exporter per brain
         try:
             wake.wait()
         finally:
@@ -227,6 +229,26 @@ def main(settings: Settings) -> None:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if exporter is not None:
+            exporter.shutdown()
         workers.stop()
     if scheduler.lost_lease:
         raise LeaseHeld("another scheduler took over this brain's lease; this one stopped")
+
+
+def _serve_metrics(settings: Settings) -> Any:
+    """Serve this process's metrics on ``metrics_host:scheduler_metrics_port`` (0: none)."""
+    if not settings.scheduler_metrics_port:
+        return None
+    from prometheus_client import start_http_server
+
+    from memory_core.metrics import get_metrics
+
+    get_metrics()  # every family is exposed from the first scrape
+    server, _thread = start_http_server(settings.scheduler_metrics_port, addr=settings.metrics_host)
+    log.info(
+        "scheduler metrics on http://%s:%d/metrics",
+        settings.metrics_host,
+        settings.scheduler_metrics_port,
+    )
+    return server

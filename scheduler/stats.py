@@ -1,4 +1,10 @@
-"""Per-job counters, fed by APScheduler's job events, read by metrics later."""
+"""Per-job counters, fed by APScheduler's job events, also exported as metrics.
+
+Each event also feeds ``reverie_scheduler_job_runs_total{job,outcome}``,
+``reverie_scheduler_messages_sent_total{job}`` and
+``reverie_scheduler_job_last_run_timestamp_seconds{job}`` (job ids come from
+the fixed job table, so the label is bounded).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,17 @@ from apscheduler.events import (  # type: ignore[import-untyped]
     EVENT_JOB_MISSED,
 )
 
+from memory_core.metrics import get_metrics
+
 EVENTS = EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES
+
+
+_OUTCOMES = {
+    EVENT_JOB_EXECUTED: "ok",
+    EVENT_JOB_ERROR: "failed",
+    EVENT_JOB_MISSED: "missed",
+    EVENT_JOB_MAX_INSTANCES: "skipped",
+}
 
 
 @dataclass
@@ -53,6 +69,10 @@ class SchedulerStats:
                 stats.missed += 1
             elif event.code == EVENT_JOB_MAX_INSTANCES:
                 stats.skipped += 1
+        outcome = _OUTCOMES.get(event.code)
+        if outcome is not None:
+            sent = event.code == EVENT_JOB_EXECUTED and event.retval is True
+            get_metrics().observe_scheduler_event(event.job_id, outcome, sent=sent)
 
     def snapshot(self) -> dict[str, JobStats]:
         """A consistent copy of every job's counters, by job id."""

@@ -80,7 +80,7 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
             return
         from memory_core import embeddings
 
-        embeddings.embed_traces(runtime.brain(), embedder, trace_ids)
+        runtime.observe_embed(embeddings.embed_traces(runtime.brain(), embedder, trace_ids))
 
     def record_retrieval(event_id: str, trace_ids: list[str], at: float) -> None:
         feedback.record_retrieval(runtime.brain(), event_id, trace_ids, at=at)

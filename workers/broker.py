@@ -10,24 +10,47 @@ worker killed with -9 waiting 7 to 17 minutes.  Reverie's defaults (15 s, 5%)
 bring that to well under a minute while a worker stalled by a long SQLite
 lock wait (its other consumer threads keep heartbeating) is not declared dead.
 Redelivery can duplicate a job; every actor is idempotent, so that is harmless.
+
+Metrics: dramatiq's Prometheus middleware (messages, errors, retries,
+in-progress, durations per actor and queue) is added to a worker's broker.
+In embedded mode its samples stay in this process and the API's /metrics
+serves them.  In ``dramatiq workers.entry`` worker processes they go, with
+Reverie's own, to ``metrics_multiproc_dir``, and one exporter process of the
+group (:func:`serve_worker_metrics`, started by the dramatiq CLI as a "fork")
+serves them on ``metrics_host:metrics_port`` -- loopback by default, where
+dramatiq's own server binds 0.0.0.0.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import dramatiq
 from dramatiq.brokers.stub import StubBroker
+from dramatiq.middleware import prometheus as dramatiq_prometheus
+from prometheus_client import CollectorRegistry, make_wsgi_app, multiprocess
 
-from memory_core.settings import Settings
+from memory_core import metrics
+from memory_core.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
 
 QUEUES = ("ingest", "embed", "maintenance")
 
 
-def build_broker(settings: Settings) -> dramatiq.Broker:
-    """A broker for these settings, made the process's global broker."""
+def build_broker(settings: Settings, worker_process: bool = False) -> dramatiq.Broker:
+    """A broker for these settings, made the process's global broker.
+
+    ``worker_process``: this is a ``dramatiq workers.entry`` worker process
+    (Redis); its metrics go to the group's exporter.  An embedded broker
+    always carries the metrics middleware (its process runs the workers).
+    """
     broker: dramatiq.Broker
     if settings.redis_url:
         from dramatiq.brokers.redis import RedisBroker
@@ -38,8 +61,11 @@ def build_broker(settings: Settings) -> dramatiq.Broker:
             maintenance_chance=settings.redis_maintenance_chance,
         )
         log.info("broker: redis %s", _redacted(settings.redis_url))
+        if worker_process:
+            broker.add_middleware(Exporter(settings, multiprocess_dir(settings)))
     else:
         broker = StubBroker()
+        broker.add_middleware(Exporter(settings, multiprocess_dir=None))
         broker.emit_after("process_boot")
         log.info("broker: embedded (in-process)")
     for queue in QUEUES:
@@ -61,3 +87,98 @@ def queue_depth(broker: dramatiq.Broker, queue: str) -> int:
     if isinstance(broker, StubBroker):
         return int(broker.queues[queue].qsize())
     return int(broker.do_qsize(queue))  # type: ignore[attr-defined]
+
+
+def multiprocess_dir(settings: Settings) -> Path:
+    """Where a worker group's processes write their metric samples."""
+    if settings.metrics_multiproc_dir is not None:
+        return settings.metrics_multiproc_dir
+    return Path(tempfile.gettempdir()) / f"reverie-metrics-{settings.metrics_port}"
+
+
+_PROM_ENV = ("PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir")
+
+
+class Exporter(dramatiq_prometheus.Prometheus):
+    """dramatiq's Prometheus middleware, bound to ``metrics_host`` and cleaned at start.
+
+    With ``multiprocess_dir`` (worker processes of the dramatiq CLI) samples
+    go to that folder, whose dead processes' files are removed at boot, and
+    the CLI forks :func:`serve_worker_metrics` to serve them.  Without it
+    (embedded) they stay in :attr:`registry`, which the API serves.
+    """
+
+    def __init__(self, settings: Settings, multiprocess_dir: Path | None) -> None:
+        super().__init__()
+        self.host = settings.metrics_host
+        self.port = settings.metrics_port
+        self.multiprocess_dir = multiprocess_dir
+        self.registry = CollectorRegistry()
+
+    @property
+    def forks(self) -> list[Callable[[], int]]:
+        return [serve_worker_metrics] if self.multiprocess_dir is not None else []
+
+    def after_process_boot(self, broker: dramatiq.Broker) -> None:
+        if self.multiprocess_dir is not None:
+            metrics.enable_multiprocess(self.multiprocess_dir)
+            # dramatiq points prometheus_client at its module's DB_PATH.
+            dramatiq_prometheus.DB_PATH = str(self.multiprocess_dir)
+            super().after_process_boot(broker)  # type: ignore[no-untyped-call]
+            return
+        saved = {name: os.environ.get(name) for name in _PROM_ENV}
+        try:
+            super().after_process_boot(broker)  # type: ignore[no-untyped-call]
+        finally:  # in-process: dramatiq must not switch this process to files
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+        for collector in self._collectors():
+            self.registry.register(collector)
+
+    def _collectors(self) -> list[Any]:
+        names = (
+            "total_messages",
+            "total_errored_messages",
+            "total_retried_messages",
+            "total_rejected_messages",
+            "inprogress_messages",
+            "inprogress_delayed_messages",
+            "message_durations",
+        )
+        return [getattr(self, name) for name in names if hasattr(self, name)]
+
+    def after_worker_shutdown(self, broker: dramatiq.Broker, worker: dramatiq.Worker) -> None:
+        if self.multiprocess_dir is not None:
+            multiprocess.mark_process_dead(  # type: ignore[no-untyped-call]
+                os.getpid(), str(self.multiprocess_dir)
+            )
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug(format, *args)
+
+
+def serve_worker_metrics() -> int:
+    """The worker group's exporter: every worker process's samples, on one port.
+
+    Run by the dramatiq CLI in a process of its own (a middleware "fork"), so
+    it builds its settings itself, as the worker processes do.
+    """
+    settings = load_settings()
+    directory = multiprocess_dir(settings)
+    directory.mkdir(parents=True, exist_ok=True)
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=str(directory))  # type: ignore[no-untyped-call]
+    server = make_server(
+        settings.metrics_host,
+        settings.metrics_port,
+        make_wsgi_app(registry),
+        handler_class=_QuietHandler,
+    )
+    log.info("worker metrics on http://%s:%d/metrics", settings.metrics_host, settings.metrics_port)
+    server.serve_forever()
+    return 0

@@ -2,7 +2,9 @@
 
 The process is the entrypoint, so building settings and the broker on import
 is right here (and only here): the dramatiq CLI imports this module in each
-worker process and then consumes from the broker it set.
+worker process and then consumes from the broker it set.  This broker
+carries the metrics exporter (see :mod:`workers.broker`): the CLI then runs
+one exporter process for the group on ``metrics_host:metrics_port``.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 import logging
 
 from memory_core.settings import load_settings
-from workers import setup
+from workers import Workers
+from workers.actors import declare
+from workers.broker import build_broker
 
 settings = load_settings()
 logging.getLogger().setLevel(settings.log_level.upper())
-workers = setup(settings)
-broker = workers.broker
+broker = build_broker(settings, worker_process=True)
+workers = Workers(broker, declare(broker, settings))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_core.db import Brain, open_brain
 from memory_core.embedders import make_embedder
@@ -17,7 +17,11 @@ from memory_core.embedders.base import Embedder
 from memory_core.extraction import make_extract
 from memory_core.extraction.base import Extraction
 from memory_core.ingest import IngestReport
+from memory_core.metrics import get_metrics
 from memory_core.settings import Settings
+
+if TYPE_CHECKING:
+    from memory_core.consolidation.dream import DreamReport
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +71,16 @@ class Runtime:
                 if getattr(extraction, "fell_back", False):
                     self.stats["extractor_fallbacks"] += 1
                     self.stats["llm_failures"] += 1
+        get_metrics().observe_ingest(report)
 
-    def observe_dream(self, report: Any) -> None:
-        """Count a pass by its outcome (metrics hook)."""
+    def observe_embed(self, stored: int) -> None:
+        """Count the vectors an embed job stored."""
+        with self._lock:
+            self.stats["embeddings_computed"] += stored
+        get_metrics().embeddings_computed.inc(stored)
+
+    def observe_dream(self, report: DreamReport) -> None:
+        """Count a pass by its outcome, steps and durations."""
         with self._lock:
             self.stats[f"dream_{report.status}"] += 1
+        get_metrics().observe_dream(report)

@@ -1,0 +1,387 @@
+"""Reverie's Prometheus metrics: the definitions and the brain-gauge collector.
+
+One process-wide :class:`Metrics` (``get_metrics()``, made on first use, in
+prometheus_client's default registry) holds every counter and histogram the
+API, the workers and the scheduler feed; :class:`BrainCollector` computes the
+brain's gauges at scrape time, cached for ``metrics_brain_ttl_s``.
+
+Every label takes values from a fixed set (route templates, HTTP methods and
+statuses, fact categories, step names, proposal kinds, trace types and
+scopes, scheduler job ids); a value outside its set is counted as ``other``.
+
+How each process is scraped:
+
+* ``memctl up`` / ``memctl api``: ``GET /metrics`` on the API (Reverie's
+  metrics, the brain gauges, and in embedded mode dramatiq's).
+* ``memctl worker``: each dramatiq worker process writes its samples to
+  ``metrics_multiproc_dir`` (prometheus_client's multiprocess mode, see
+  :func:`enable_multiprocess`); one exporter process of the group serves them
+  all on ``metrics_host:metrics_port`` (default 127.0.0.1:9191).
+* ``memctl scheduler``: ``metrics_host:scheduler_metrics_port`` (default 9192).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, values
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
+from sqlalchemy import text
+
+from memory_core.db import Brain
+from memory_core.errors import ReverieError
+from memory_core.extraction.base import CATEGORIES
+from memory_core.proposals import KINDS
+from memory_core.schema import SCOPES, TRACE_TYPES
+
+if TYPE_CHECKING:
+    from memory_core.consolidation.dream import DreamReport
+    from memory_core.ingest import IngestReport
+
+log = logging.getLogger(__name__)
+
+OTHER = "other"
+HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
+DREAM_STEPS = ("prune", "merge", "strengthen", "derive", "compact", "reindex")
+# (step, count key) pairs of a pass's step results that become counters.
+DREAM_ACTIONS = (
+    ("prune", "proposed"),
+    ("merge", "merged"),
+    ("merge", "proposed"),
+    ("derive", "derived"),
+    ("compact", "compacted"),
+)
+DREAM_STATUSES = ("ok", "failed", "already_running", "dry_run")
+INBOX_STATUSES = ("pending", "failed")
+
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+_LAG_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
+_STEP_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600)
+
+
+def bounded(value: str, allowed: Iterable[str]) -> str:
+    """``value`` when it belongs to ``allowed``, else ``other``: labels stay bounded."""
+    return value if value in allowed else OTHER
+
+
+class Metrics:
+    """Every counter and histogram Reverie's processes feed."""
+
+    def __init__(self, registry: CollectorRegistry | None = REGISTRY) -> None:
+        def counter(name: str, doc: str, labels: tuple[str, ...] = ()) -> Counter:
+            return Counter(name, doc, labels, registry=registry)
+
+        # -- workers: ingest and embedding --
+        self.turns_ingested = counter("reverie_turns_ingested_total", "Turns ingested.")
+        self.facts_extracted = counter(
+            "reverie_facts_extracted_total", "Facts stored, by category.", ("category",)
+        )
+        self.duplicates_skipped = counter(
+            "reverie_duplicates_skipped_total", "Facts not stored: already in the brain."
+        )
+        self.extractor_fallbacks = counter(
+            "reverie_extractor_fallbacks_total", "Turns extracted by the offline fallback."
+        )
+        self.llm_failures = counter(
+            "reverie_llm_failures_total", "Failed LLM extraction calls (after retries)."
+        )
+        self.llm_tokens = counter("reverie_llm_tokens_total", "LLM tokens used by extraction.")
+        self.embeddings_computed = counter(
+            "reverie_embeddings_computed_total", "Trace vectors computed and stored."
+        )
+        self.ingest_lag = Histogram(
+            "reverie_ingest_lag_seconds",
+            "From a turn's acceptance by the API to its facts being searchable.",
+            buckets=_LAG_BUCKETS,
+            registry=registry,
+        )
+        # -- api --
+        self.http_requests = counter(
+            "reverie_http_requests_total",
+            "HTTP requests, by route template, method and status.",
+            ("route", "method", "status"),
+        )
+        self.http_duration = Histogram(
+            "reverie_http_request_duration_seconds",
+            "HTTP request latency, by route template, method and status.",
+            ("route", "method", "status"),
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.search_duration = Histogram(
+            "reverie_search_duration_seconds",
+            "Search latency inside the API, by query mode (fts or natural).",
+            ("mode",),
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.search_degraded = counter(
+            "reverie_search_degraded_total", "Searches answered without one of their channels."
+        )
+        # -- dream passes --
+        self.dream_passes = counter(
+            "reverie_dream_passes_total", "Dream passes, by outcome.", ("status",)
+        )
+        self.dream_duration = Histogram(
+            "reverie_dream_duration_seconds",
+            "Dream pass duration (passes that ran).",
+            buckets=_STEP_BUCKETS,
+            registry=registry,
+        )
+        self.dream_step_duration = Histogram(
+            "reverie_dream_step_duration_seconds",
+            "Dream pass step duration, by step.",
+            ("step",),
+            buckets=_STEP_BUCKETS,
+            registry=registry,
+        )
+        self.dream_items = counter(
+            "reverie_dream_items_total",
+            "What dream passes did: pruned (proposed), merged, derived, compacted.",
+            ("step", "action"),
+        )
+        self.dream_last_success = Gauge(
+            "reverie_dream_last_success_timestamp_seconds",
+            "When the last successful dream pass ended (Unix time).",
+            multiprocess_mode="max",
+            registry=registry,
+        )
+        self.dream_lease_contention = counter(
+            "reverie_dream_lease_contention_total",
+            "Dream passes not started because another pass held the brain's lease.",
+        )
+        # -- scheduler --
+        self.scheduler_jobs = counter(
+            "reverie_scheduler_job_runs_total",
+            "Scheduler job runs, by job and outcome (ok, failed, missed, skipped).",
+            ("job", "outcome"),
+        )
+        self.scheduler_sent = counter(
+            "reverie_scheduler_messages_sent_total",
+            "Scheduler runs that enqueued a message, by job.",
+            ("job",),
+        )
+        self.scheduler_last_run = Gauge(
+            "reverie_scheduler_job_last_run_timestamp_seconds",
+            "When each job's last run (ok or failed) ended (Unix time).",
+            ("job",),
+            multiprocess_mode="max",
+            registry=registry,
+        )
+        for category in (*CATEGORIES, OTHER):
+            self.facts_extracted.labels(category)
+        for status in DREAM_STATUSES:
+            self.dream_passes.labels(status)
+        for step, action in DREAM_ACTIONS:
+            self.dream_items.labels(step, action)
+
+    def observe_ingest(self, report: IngestReport) -> None:
+        """Count what one ingest job did."""
+        self.turns_ingested.inc(len(report.ingested))
+        self.duplicates_skipped.inc(report.duplicates_skipped)
+        for category, n in report.facts_by_category.items():
+            self.facts_extracted.labels(bounded(category, CATEGORIES)).inc(n)
+        for extraction in report.extractions:
+            self.llm_tokens.inc(extraction.tokens)
+            if getattr(extraction, "fell_back", False):
+                self.extractor_fallbacks.inc()
+                self.llm_failures.inc()
+        for lag in report.lag_seconds:
+            self.ingest_lag.observe(lag)
+
+    def observe_dream(self, report: DreamReport) -> None:
+        """Count one pass: its outcome and, for a pass that ran, its steps."""
+        self.dream_passes.labels(bounded(report.status, DREAM_STATUSES)).inc()
+        if report.status == "already_running":
+            self.dream_lease_contention.inc()
+            return
+        if report.status == "dry_run":
+            return
+        self.dream_duration.observe(report.duration_s)
+        for step in report.steps:
+            self.dream_step_duration.labels(bounded(step.name, DREAM_STEPS)).observe(
+                step.duration_s
+            )
+        for step_name, action in DREAM_ACTIONS:
+            if n := report.count(step_name, action):
+                self.dream_items.labels(step_name, action).inc(n)
+        if report.status == "ok":
+            self.dream_last_success.set(time.time())
+
+    def observe_scheduler_event(self, job: str, outcome: str, sent: bool = False) -> None:
+        """Count one scheduler job event (outcome: ok, failed, missed or skipped)."""
+        self.scheduler_jobs.labels(job, outcome).inc()
+        if sent:
+            self.scheduler_sent.labels(job).inc()
+        if outcome in ("ok", "failed"):
+            self.scheduler_last_run.labels(job).set(time.time())
+
+
+_metrics: Metrics | None = None
+_metrics_lock = threading.Lock()
+
+
+def get_metrics() -> Metrics:
+    """This process's metrics, made (and registered) on first use."""
+    global _metrics  # noqa: PLW0603 -- one set of metrics per process
+    if _metrics is None:
+        with _metrics_lock:
+            if _metrics is None:
+                _metrics = Metrics()
+    return _metrics
+
+
+def enable_multiprocess(directory: Path) -> None:
+    """Put this process's metrics in ``directory`` (prometheus_client's multiprocess mode).
+
+    For processes that share one exporter (the dramatiq CLI's worker
+    processes).  Must run before the first metric is made; prometheus_client
+    picks its value store from the environment when it is imported, so the
+    choice is made again here, whatever imported it first.  Files left by
+    processes that no longer run are removed first: without that, counters
+    of earlier runs would add up with this run's.
+    """
+    if _metrics is not None:
+        raise RuntimeError("enable_multiprocess: metrics were already made in this process")
+    directory.mkdir(parents=True, exist_ok=True)
+    remove_dead_files(directory)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+    values.ValueClass = values.get_value_class()  # type: ignore[no-untyped-call]
+
+
+def remove_dead_files(directory: Path) -> list[Path]:
+    """Remove the multiprocess files of processes no longer running; return them."""
+    removed = []
+    for path in directory.glob("*.db"):
+        pid = path.stem.rsplit("_", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class BrainCollector(Collector):
+    """The brain's gauges, computed at scrape time and cached for ``ttl_s``.
+
+    Register it in a registry of its own per brain (the API app holds one),
+    never in the process-wide one: several brains may share a process.
+    """
+
+    def __init__(
+        self,
+        brain: Brain,
+        embedder_model: Callable[[], str | None],
+        ttl_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.brain = brain
+        self.embedder_model = embedder_model
+        self.ttl_s = ttl_s
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._cached: list[Metric] = []
+        self._cached_at: float | None = None
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            now = self.clock()
+            if self._cached_at is None or now - self._cached_at >= self.ttl_s:
+                self._cached = self._compute()
+                self._cached_at = now
+            cached = list(self._cached)
+        yield from cached
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())  # computed at scrape time only
+
+    def _compute(self) -> list[Metric]:
+        up = GaugeMetricFamily("reverie_brain_up", "1 when the brain answered the last scrape.")
+        try:
+            families = _brain_families(self.brain, self.embedder_model())
+        except ReverieError as e:
+            log.warning("metrics: brain gauges unavailable: %s", e)
+            up.add_metric([], 0)
+            return [up]
+        up.add_metric([], 1)
+        return [up, *families]
+
+
+def _gauge(name: str, doc: str, labels: tuple[str, ...] = ()) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, doc, labels=list(labels))
+
+
+def _brain_families(brain: Brain, model: str | None) -> list[Metric]:
+    from memory_core import embeddings, proposals
+
+    traces = _gauge("reverie_traces", "Active traces, by type and scope.", ("type", "scope"))
+    deleted = _gauge("reverie_traces_deleted", "Soft-deleted traces (kept for audit).")
+    inbox = _gauge("reverie_inbox_turns", "Inbox turns, by status.", ("status",))
+    by_cell = {(t, s): 0 for t in (*TRACE_TYPES, OTHER) for s in (*SCOPES, OTHER)}
+    n_deleted = 0
+    by_status = dict.fromkeys(INBOX_STATUSES, 0)
+    with brain.read() as conn:
+        rows = conn.execute(
+            text("SELECT type, scope, deleted, count(*) FROM memory_traces GROUP BY 1, 2, 3")
+        ).all()
+        for type_, scope, is_deleted, n in rows:
+            if is_deleted:
+                n_deleted += int(n)
+            else:
+                key = (bounded(str(type_), TRACE_TYPES), bounded(str(scope), SCOPES))
+                by_cell[key] += int(n)
+        for status, n in conn.execute(
+            text(
+                "SELECT status, count(*) FROM inbox_turns "
+                "WHERE status IN ('pending', 'failed') GROUP BY status"
+            )
+        ).all():
+            by_status[str(status)] = int(n)
+    for (type_, scope), n in by_cell.items():
+        if n or OTHER not in (type_, scope):
+            traces.add_metric([type_, scope], n)
+    deleted.add_metric([], n_deleted)
+    for status, n in by_status.items():
+        inbox.add_metric([status], n)
+
+    pending = proposals.pending_stats(brain)
+    by_kind = _gauge("reverie_proposals_pending", "Pending proposals, by kind.", ("kind",))
+    for kind in KINDS:
+        by_kind.add_metric([kind], pending["by_kind"].get(kind, 0))
+    oldest = _gauge(
+        "reverie_proposals_oldest_pending_age_seconds",
+        "Age of the oldest pending proposal (0 when none is pending).",
+    )
+    oldest.add_metric([], pending["oldest_age_seconds"] or 0.0)
+
+    sizes = brain.file_sizes()
+    files = _gauge("reverie_brain_size_bytes", "Bytes on disk, by file (brain, wal).", ("file",))
+    for name in ("brain", "wal"):
+        files.add_metric([name], sizes.get(name, 0))
+
+    families: list[Metric] = [traces, deleted, inbox, by_kind, oldest, files]
+    if model is not None:
+        missing = _gauge(
+            "reverie_traces_missing_embeddings",
+            "Active traces without a vector for the configured embedder.",
+        )
+        missing.add_metric([], embeddings.count_missing_embeddings(brain, model))
+        families.append(missing)
+    return families

@@ -1,0 +1,36 @@
+"""An embedded API (TestClient) over a real brain file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+import memory_core as mc
+from api.app import create_app
+from workers import Workers, start_embedded
+
+
+@pytest.fixture
+def api_settings(tmp_path: Path) -> mc.Settings:
+    return mc.load_settings(
+        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        data_dir=tmp_path / "data",
+        embedder="stub",
+        metrics_brain_ttl_s=60.0,
+    )
+
+
+@pytest.fixture
+def workers(api_settings: mc.Settings) -> Iterator[Workers]:
+    w = start_embedded(api_settings, threads=2)
+    yield w
+    w.stop()
+
+
+@pytest.fixture
+def client(api_settings: mc.Settings, workers: Workers) -> Iterator[TestClient]:
+    with TestClient(create_app(api_settings, workers)) as c:
+        yield c
