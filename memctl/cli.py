@@ -18,6 +18,7 @@ from memctl import dream_cli, io_cli, serve_cli
 from memctl import output as out
 from memctl.proposals_cli import app as proposals_app
 from memory_core import maintenance
+from memory_core.logs import configure_logging
 
 log = logging.getLogger("memctl")
 
@@ -75,12 +76,7 @@ def root(
 ) -> None:
     """Operate a Reverie brain: add, search, inspect and check memory."""
     settings = mc.load_settings()
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        stream=sys.stderr,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    configure_logging(settings)
     if brain:
         settings = settings.model_copy(update={"brain_url": brain})
     ctx.obj = State(settings, settings.brain_url, json_out)

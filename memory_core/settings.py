@@ -254,6 +254,9 @@ class Settings(BaseSettings):
 
     # -- logging ------------------------------------------------------------
     log_level: str = Field("WARNING", description="Root log level (DEBUG, INFO, WARNING, ...).")
+    log_format: Literal["text", "json"] = Field(
+        "text", description="text, or json: one JSON object per line with job and trace ids."
+    )
 
     @classmethod
     def settings_customise_sources(

@@ -8,14 +8,17 @@ a slow embedding backlog never starves ingestion.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import dramatiq
+from dramatiq.middleware import CurrentMessage
 
 from memory_core import feedback, ingest, reconcile
+from memory_core.logs import log_context
 from memory_core.settings import Settings
 from workers.broker import queue_depth
 from workers.runtime import Runtime
@@ -43,7 +46,16 @@ class Actors:
 
 
 def _actor(fn: Any, **options: Any) -> dramatiq.Actor[Any, Any]:
-    actor: dramatiq.Actor[Any, Any] = dramatiq.actor(**options)(fn)
+    name = options["actor_name"]
+
+    @functools.wraps(fn)
+    def logged(*args: Any, **kwargs: Any) -> Any:
+        message = CurrentMessage.get_current_message()
+        job = f"{name}:{message.message_id}" if message is not None else name
+        with log_context(job=job):
+            return fn(*args, **kwargs)
+
+    actor: dramatiq.Actor[Any, Any] = dramatiq.actor(**options)(logged)
     return actor
 
 
@@ -65,6 +77,13 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
             )
             raise
         runtime.observe_ingest(report)
+        if report.ingested:
+            with log_context(turn_ids=report.ingested, trace_ids=report.new_trace_ids):
+                log.info(
+                    "ingested %d turn(s) into %d trace(s)",
+                    len(report.ingested),
+                    len(report.new_trace_ids),
+                )
         if report.new_trace_ids and runtime.embedder() is not None:
             actors.send_embed(report.new_trace_ids, settings.embed_batch_size)
 

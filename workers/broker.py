@@ -33,6 +33,7 @@ from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import dramatiq
 from dramatiq.brokers.stub import StubBroker
+from dramatiq.middleware import CurrentMessage
 from dramatiq.middleware import prometheus as dramatiq_prometheus
 from prometheus_client import CollectorRegistry, make_wsgi_app, multiprocess
 
@@ -68,6 +69,7 @@ def build_broker(settings: Settings, worker_process: bool = False) -> dramatiq.B
         broker.add_middleware(Exporter(settings, multiprocess_dir=None))
         broker.emit_after("process_boot")
         log.info("broker: embedded (in-process)")
+    broker.add_middleware(CurrentMessage())  # the job id in log lines
     for queue in QUEUES:
         broker.declare_queue(queue)
     dramatiq.set_broker(broker)

@@ -9,14 +9,13 @@ one exporter process for the group on ``metrics_host:metrics_port``.
 
 from __future__ import annotations
 
-import logging
-
+from memory_core.logs import configure_logging
 from memory_core.settings import load_settings
 from workers import Workers
 from workers.actors import declare
 from workers.broker import build_broker
 
 settings = load_settings()
-logging.getLogger().setLevel(settings.log_level.upper())
+configure_logging(settings, keep_handlers=True)
 broker = build_broker(settings, worker_process=True)
 workers = Workers(broker, declare(broker, settings))
