@@ -15,7 +15,7 @@ How each process is scraped:
   metrics, the brain gauges, and in embedded mode dramatiq's).
 * ``memctl worker``: each dramatiq worker process writes its samples to
   ``metrics_multiproc_dir`` (prometheus_client's multiprocess mode, see
-  :func:`enable_multiprocess`); one exporter process of the group serves them
+  ``workers.broker.enable_multiprocess``); one exporter process of the group serves them
   all on ``metrics_host:metrics_port`` (default 127.0.0.1:9191).
 * ``memctl scheduler``: ``metrics_host:scheduler_metrics_port`` (default 9192).
 """
@@ -23,14 +23,12 @@ How each process is scraped:
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, values
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
@@ -239,43 +237,9 @@ def get_metrics() -> Metrics:
     return _metrics
 
 
-def enable_multiprocess(directory: Path) -> None:
-    """Put this process's metrics in ``directory`` (prometheus_client's multiprocess mode).
-
-    For processes that share one exporter (the dramatiq CLI's worker
-    processes).  Must run before the first metric is made; prometheus_client
-    picks its value store from the environment when it is imported, so the
-    choice is made again here, whatever imported it first.  Files left by
-    processes that no longer run are removed first: without that, counters
-    of earlier runs would add up with this run's.
-    """
-    if _metrics is not None:
-        raise RuntimeError("enable_multiprocess: metrics were already made in this process")
-    directory.mkdir(parents=True, exist_ok=True)
-    remove_dead_files(directory)
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
-    values.ValueClass = values.get_value_class()  # type: ignore[no-untyped-call]
-
-
-def remove_dead_files(directory: Path) -> list[Path]:
-    """Remove the multiprocess files of processes no longer running; return them."""
-    removed = []
-    for path in directory.glob("*.db"):
-        pid = path.stem.rsplit("_", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)):
-            path.unlink(missing_ok=True)
-            removed.append(path)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def metrics_made() -> bool:
+    """Whether this process already created its metrics (its value store is fixed)."""
+    return _metrics is not None
 
 
 class BrainCollector(Collector):

@@ -35,7 +35,7 @@ import dramatiq
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import CurrentMessage
 from dramatiq.middleware import prometheus as dramatiq_prometheus
-from prometheus_client import CollectorRegistry, make_wsgi_app, multiprocess
+from prometheus_client import CollectorRegistry, make_wsgi_app, multiprocess, values
 
 from memory_core import metrics
 from memory_core.settings import Settings, load_settings
@@ -123,7 +123,7 @@ class Exporter(dramatiq_prometheus.Prometheus):
 
     def after_process_boot(self, broker: dramatiq.Broker) -> None:
         if self.multiprocess_dir is not None:
-            metrics.enable_multiprocess(self.multiprocess_dir)
+            enable_multiprocess(self.multiprocess_dir)
             # dramatiq points prometheus_client at its module's DB_PATH.
             dramatiq_prometheus.DB_PATH = str(self.multiprocess_dir)
             super().after_process_boot(broker)  # type: ignore[no-untyped-call]
@@ -184,3 +184,42 @@ def serve_worker_metrics() -> int:
     log.info("worker metrics on http://%s:%d/metrics", settings.metrics_host, settings.metrics_port)
     server.serve_forever()
     return 0
+
+
+def enable_multiprocess(directory: Path) -> None:
+    """Put this process's metrics in ``directory`` (prometheus_client's multiprocess mode).
+
+    For processes that share one exporter (the dramatiq CLI's worker
+    processes).  Must run before the first metric is made; prometheus_client
+    picks its value store from the environment when it is imported, so the
+    choice is made again here, whatever imported it first.  Files left by
+    processes that no longer run are removed first: without that, counters
+    of earlier runs would add up with this run's.
+    """
+    if metrics.metrics_made():
+        raise RuntimeError("enable_multiprocess: metrics were already made in this process")
+    directory.mkdir(parents=True, exist_ok=True)
+    remove_dead_files(directory)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+    values.ValueClass = values.get_value_class()  # type: ignore[no-untyped-call]
+
+
+def remove_dead_files(directory: Path) -> list[Path]:
+    """Remove the multiprocess files of processes no longer running; return them."""
+    removed = []
+    for path in directory.glob("*.db"):
+        pid = path.stem.rsplit("_", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
