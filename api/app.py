@@ -21,9 +21,9 @@ import memory_core as mc
 from api import errors, routes
 from api.limits import BodyLimit
 from memory_core.group_commit import TurnBatcher
-from memory_core.metrics import HTTP_METHODS, OTHER, BrainCollector, get_metrics
+from memory_core.metrics import HTTP_METHODS, OTHER, BrainCollector, get_metrics, metrics_for
 from workers import Workers
-from workers.broker import Exporter
+from workers.broker import Exporter, QueueDepth
 
 UNMATCHED_ROUTE = "unmatched"
 
@@ -45,11 +45,14 @@ def create_app(settings: mc.Settings, workers: Workers) -> FastAPI:
     errors.install(app)
     app.include_router(routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
-    app.add_middleware(RequestMetrics)  # outermost: times refusals too
-    app.state.brain_metrics = BrainCollector(
-        app.state.brain, _embedder_model(workers), settings.metrics_brain_ttl_s
-    )
-    app.state.metrics_registry = _metrics_registry(app.state.brain_metrics, workers)
+    app.state.metrics = metrics_for(settings)
+    app.state.metrics_registry = None  # GET /metrics answers 501 while metrics are off
+    if app.state.metrics is not None:
+        app.add_middleware(RequestMetrics)  # outermost: times refusals too
+        app.state.brain_metrics = BrainCollector(
+            app.state.brain, _embedder_model(workers), settings.metrics_brain_ttl_s
+        )
+        app.state.metrics_registry = _metrics_registry(app.state.brain_metrics, workers)
     return app
 
 
@@ -64,12 +67,13 @@ def _embedder_model(workers: Workers) -> Callable[[], str | None]:
 
 
 def _metrics_registry(brain_metrics: BrainCollector, workers: Workers) -> CollectorRegistry:
-    """What GET /metrics serves: this process's metrics, the brain's gauges and,
-    in embedded mode, dramatiq's."""
+    """What GET /metrics serves: this process's metrics, the brain's gauges, the
+    queues' depths and, in embedded mode, dramatiq's."""
     get_metrics()  # every family is exposed from the first scrape
     registry = CollectorRegistry()
     registry.register(REGISTRY)
     registry.register(brain_metrics)
+    registry.register(QueueDepth(workers.broker))
     for middleware in workers.broker.middleware:
         if isinstance(middleware, Exporter) and middleware.multiprocess_dir is None:
             registry.register(middleware.registry)

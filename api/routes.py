@@ -15,7 +15,7 @@ import memory_core as mc
 from api.errors import CODE_STATUS, error_body
 from api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn
 from memory_core import feedback, ingest
-from memory_core.metrics import bounded, get_metrics
+from memory_core.metrics import SEARCH_MODES, Metrics, bounded
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from workers import Workers
 
@@ -164,12 +164,13 @@ def search(
     response = mc.search(
         _brain(request), q, type=type, scope=scope, scope_id=scope_id, tags=tag_list, limit=limit
     )
-    metrics = get_metrics()
-    metrics.search_duration.labels(bounded(response.mode, ("fts", "natural"))).observe(
-        time.perf_counter() - started
-    )
-    if response.degraded:
-        metrics.search_degraded.inc()
+    metrics: Metrics | None = request.app.state.metrics
+    if metrics is not None:
+        metrics.search_duration.labels(bounded(response.mode, SEARCH_MODES)).observe(
+            time.perf_counter() - started
+        )
+        if response.degraded:
+            metrics.search_degraded.inc()
     ids = [h.trace.id for h in response.results]
     if ids:
         _enqueue(
@@ -233,7 +234,10 @@ def call(
 @router.get("/metrics", tags=["ops"])
 def metrics_(request: Request) -> Response:
     """Prometheus exposition: this process's metrics and the brain's gauges."""
-    body = generate_latest(request.app.state.metrics_registry)
+    registry = request.app.state.metrics_registry
+    if registry is None:
+        raise mc.NotEnabled("metrics are off (REVERIE_METRICS_ENABLED=false)")
+    body = generate_latest(registry)
     return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 

@@ -43,6 +43,7 @@ from memory_core.schema import SCOPES, TRACE_TYPES
 if TYPE_CHECKING:
     from memory_core.consolidation.dream import DreamReport
     from memory_core.ingest import IngestReport
+    from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,11 @@ DREAM_ACTIONS = (
     ("compact", "compacted"),
 )
 DREAM_STATUSES = ("ok", "failed", "already_running", "dry_run")
+# How a pass that ran ended, as consolidation_log records it.
+DREAM_OUTCOMES = ("ok", "failed", "interrupted")
 INBOX_STATUSES = ("pending", "failed")
+SEARCH_MODES = ("fts", "natural")
+SCHEDULER_OUTCOMES = ("ok", "failed", "missed", "skipped")
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 _LAG_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
@@ -174,12 +179,24 @@ class Metrics:
             multiprocess_mode="max",
             registry=registry,
         )
+        # Every series a dashboard or an alert reads exists from the start, at 0.
         for category in (*CATEGORIES, OTHER):
             self.facts_extracted.labels(category)
+        for mode in SEARCH_MODES:
+            self.search_duration.labels(mode)
         for status in DREAM_STATUSES:
             self.dream_passes.labels(status)
+        for step in DREAM_STEPS:
+            self.dream_step_duration.labels(step)
         for step, action in DREAM_ACTIONS:
             self.dream_items.labels(step, action)
+
+    def init_scheduler_jobs(self, job_ids: Iterable[str]) -> None:
+        """Make each job's run and sent series exist at 0 (every outcome)."""
+        for job in job_ids:
+            for outcome in SCHEDULER_OUTCOMES:
+                self.scheduler_jobs.labels(job, outcome)
+            self.scheduler_sent.labels(job)
 
     def observe_ingest(self, report: IngestReport) -> None:
         """Count what one ingest job did."""
@@ -235,6 +252,11 @@ def get_metrics() -> Metrics:
             if _metrics is None:
                 _metrics = Metrics()
     return _metrics
+
+
+def metrics_for(settings: Settings) -> Metrics | None:
+    """This process's metrics, or None when ``metrics_enabled`` is off."""
+    return get_metrics() if settings.metrics_enabled else None
 
 
 def metrics_made() -> bool:
@@ -340,7 +362,7 @@ def _brain_families(brain: Brain, model: str | None) -> list[Metric]:
     for name in ("brain", "wal"):
         files.add_metric([name], sizes.get(name, 0))
 
-    families: list[Metric] = [traces, deleted, inbox, by_kind, oldest, files]
+    families: list[Metric] = [traces, deleted, inbox, by_kind, oldest, files, _last_passes(brain)]
     if model is not None:
         missing = _gauge(
             "reverie_traces_missing_embeddings",
@@ -349,3 +371,30 @@ def _brain_families(brain: Brain, model: str | None) -> list[Metric]:
         missing.add_metric([], embeddings.count_missing_embeddings(brain, model))
         families.append(missing)
     return families
+
+
+def _last_passes(brain: Brain) -> Metric:
+    """When the last pass of each outcome finished, from ``consolidation_log``.
+
+    Read from the brain rather than kept by a process, so a restarted worker
+    forgets nothing and alerts on stale or failing passes can rely on it.
+    """
+    finished = dict.fromkeys(DREAM_OUTCOMES, 0.0)
+    with brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT status, max(finished_at) FROM consolidation_log "
+                "WHERE dry_run = 0 AND finished_at IS NOT NULL GROUP BY status"
+            )
+        ).all()
+    for status, finished_at in rows:
+        if status in finished:
+            finished[str(status)] = float(finished_at)
+    family = _gauge(
+        "reverie_dream_last_finished_timestamp_seconds",
+        "When the brain's last dream pass with each outcome finished (Unix time; 0: none yet).",
+        ("status",),
+    )
+    for status, at in finished.items():
+        family.add_metric([status], at)
+    return family

@@ -234,6 +234,10 @@ class Settings(BaseSettings):
     )
 
     # -- metrics ------------------------------------------------------------
+    metrics_enabled: bool = Field(
+        True,
+        description="false: no process feeds or serves metrics (no /metrics, no exporters).",
+    )
     metrics_host: str = Field(
         "127.0.0.1", description="Address the worker and scheduler metrics exporters bind."
     )

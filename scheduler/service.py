@@ -36,6 +36,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler  # type: ignore[im
 
 from memory_core.db import Brain, open_brain
 from memory_core.errors import ConfigError
+from memory_core.metrics import metrics_for
 from memory_core.schedule import (
     LeaseHeld,
     acquire_lease,
@@ -92,9 +93,9 @@ class _Leased:
     lost_lease: bool
     running: bool  # BaseScheduler's property
 
-    def _init_lease(self, lease: SchedulerLease) -> None:
+    def _init_lease(self, lease: SchedulerLease, stats: stats_.SchedulerStats) -> None:
         self.lease = lease
-        self.stats = stats_.SchedulerStats()
+        self.stats = stats
         self.lost_lease = False
         self._stop_lock = threading.Lock()
         self._stopping = False
@@ -139,17 +140,17 @@ class _Leased:
 class LeasedBackgroundScheduler(_Leased, BackgroundScheduler):  # type: ignore[misc]
     """A BackgroundScheduler that holds the brain's scheduler lease while it runs."""
 
-    def __init__(self, lease: SchedulerLease, **options: Any) -> None:
+    def __init__(self, lease: SchedulerLease, stats: stats_.SchedulerStats, **options: Any) -> None:
         super().__init__(**options)
-        self._init_lease(lease)
+        self._init_lease(lease, stats)
 
 
 class LeasedBlockingScheduler(_Leased, BlockingScheduler):  # type: ignore[misc]
     """A BlockingScheduler that holds the brain's scheduler lease while it runs."""
 
-    def __init__(self, lease: SchedulerLease, **options: Any) -> None:
+    def __init__(self, lease: SchedulerLease, stats: stats_.SchedulerStats, **options: Any) -> None:
         super().__init__(**options)
-        self._init_lease(lease)
+        self._init_lease(lease, stats)
 
 
 LeasedScheduler = LeasedBackgroundScheduler | LeasedBlockingScheduler
@@ -165,17 +166,22 @@ def build_scheduler(
     BlockingScheduler (``start()`` blocks until shutdown).
     """
     lease = SchedulerLease(brain, settings.scheduler_lease_ttl_s)
+    metrics = metrics_for(settings)
     cls = LeasedBackgroundScheduler if background else LeasedBlockingScheduler
     scheduler = cls(
         lease,
+        stats_.SchedulerStats(metrics),
         jobstores={"default": MemoryJobStore()},
         executors={"default": ThreadPoolExecutor(max_workers=4)},
         # Defaults for any job added later; every job below sets its own.
         job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 60},
     )
     scheduler.add_listener(scheduler.stats.on_event, stats_.EVENTS)
+    jobs = job_table(settings, actors, brain, scheduler.keep_lease)
+    if metrics is not None:
+        metrics.init_scheduler_jobs(spec.id for spec in jobs)
     now = datetime.now(UTC)
-    for spec in job_table(settings, actors, brain, scheduler.keep_lease):
+    for spec in jobs:
         first = {"next_run_time": now} if spec.run_at_start else {}
         scheduler.add_job(
             spec.func,
@@ -237,14 +243,15 @@ def main(settings: Settings) -> None:
 
 
 def _serve_metrics(settings: Settings) -> Any:
-    """Serve this process's metrics on ``metrics_host:scheduler_metrics_port`` (0: none)."""
-    if not settings.scheduler_metrics_port:
+    """Serve this process's metrics on ``metrics_host:scheduler_metrics_port``.
+
+    None (no server) when the port is 0 or metrics are off.  The metrics were
+    made by ``metrics_for``, so every family is exposed from the first scrape.
+    """
+    if not settings.scheduler_metrics_port or metrics_for(settings) is None:
         return None
     from prometheus_client import start_http_server
 
-    from memory_core.metrics import get_metrics
-
-    get_metrics()  # every family is exposed from the first scrape
     server, _thread = start_http_server(settings.scheduler_metrics_port, addr=settings.metrics_host)
     log.info(
         "scheduler metrics on http://%s:%d/metrics",

@@ -20,7 +20,7 @@ from apscheduler.events import (  # type: ignore[import-untyped]
     EVENT_JOB_MISSED,
 )
 
-from memory_core.metrics import get_metrics
+from memory_core.metrics import Metrics
 
 EVENTS = EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES
 
@@ -47,9 +47,13 @@ class JobStats:
 
 
 class SchedulerStats:
-    """Counters for each job, safe to update from the scheduler's threads."""
+    """Counters for each job, safe to update from the scheduler's threads.
 
-    def __init__(self) -> None:
+    ``metrics``: where each event is also counted (None: metrics are off).
+    """
+
+    def __init__(self, metrics: Metrics | None = None) -> None:
+        self.metrics = metrics
         self._lock = threading.Lock()
         self._jobs: dict[str, JobStats] = {}
 
@@ -70,9 +74,9 @@ class SchedulerStats:
             elif event.code == EVENT_JOB_MAX_INSTANCES:
                 stats.skipped += 1
         outcome = _OUTCOMES.get(event.code)
-        if outcome is not None:
+        if outcome is not None and self.metrics is not None:
             sent = event.code == EVENT_JOB_EXECUTED and event.retval is True
-            get_metrics().observe_scheduler_event(event.job_id, outcome, sent=sent)
+            self.metrics.observe_scheduler_event(event.job_id, outcome, sent=sent)
 
     def snapshot(self) -> dict[str, JobStats]:
         """A consistent copy of every job's counters, by job id."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
@@ -36,6 +36,10 @@ from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import CurrentMessage
 from dramatiq.middleware import prometheus as dramatiq_prometheus
 from prometheus_client import CollectorRegistry, make_wsgi_app, multiprocess, values
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
+from redis.exceptions import RedisError
 
 from memory_core import metrics
 from memory_core.settings import Settings, load_settings
@@ -62,11 +66,12 @@ def build_broker(settings: Settings, worker_process: bool = False) -> dramatiq.B
             maintenance_chance=settings.redis_maintenance_chance,
         )
         log.info("broker: redis %s", _redacted(settings.redis_url))
-        if worker_process:
+        if worker_process and settings.metrics_enabled:
             broker.add_middleware(Exporter(settings, multiprocess_dir(settings)))
     else:
         broker = StubBroker()
-        broker.add_middleware(Exporter(settings, multiprocess_dir=None))
+        if settings.metrics_enabled:
+            broker.add_middleware(Exporter(settings, multiprocess_dir=None))
         broker.emit_after("process_boot")
         log.info("broker: embedded (in-process)")
     broker.add_middleware(CurrentMessage())  # the job id in log lines
@@ -108,6 +113,9 @@ class Exporter(dramatiq_prometheus.Prometheus):
     go to that folder, whose dead processes' files are removed at boot, and
     the CLI forks :func:`serve_worker_metrics` to serve them.  Without it
     (embedded) they stay in :attr:`registry`, which the API serves.
+
+    Every declared actor's series exist from the start, at 0, so that a
+    dashboard's error or retry panel shows 0 rather than no data.
     """
 
     def __init__(self, settings: Settings, multiprocess_dir: Path | None) -> None:
@@ -127,6 +135,7 @@ class Exporter(dramatiq_prometheus.Prometheus):
             # dramatiq points prometheus_client at its module's DB_PATH.
             dramatiq_prometheus.DB_PATH = str(self.multiprocess_dir)
             super().after_process_boot(broker)  # type: ignore[no-untyped-call]
+            self._init_actors(broker)
             return
         saved = {name: os.environ.get(name) for name in _PROM_ENV}
         try:
@@ -139,6 +148,20 @@ class Exporter(dramatiq_prometheus.Prometheus):
                     os.environ[name] = value
         for collector in self._collectors():
             self.registry.register(collector)
+        self._init_actors(broker)
+
+    def after_declare_actor(self, broker: dramatiq.Broker, actor: dramatiq.Actor[Any, Any]) -> None:
+        if hasattr(self, "total_messages"):  # after boot; earlier ones are done at boot
+            self._init_series(actor.queue_name, actor.actor_name)
+
+    def _init_actors(self, broker: dramatiq.Broker) -> None:
+        for name in broker.get_declared_actors():
+            actor = broker.get_actor(name)
+            self._init_series(actor.queue_name, actor.actor_name)
+
+    def _init_series(self, queue_name: str, actor_name: str) -> None:
+        for collector in self._collectors():
+            collector.labels(queue_name, actor_name)
 
     def _collectors(self) -> list[Any]:
         names = (
@@ -157,6 +180,36 @@ class Exporter(dramatiq_prometheus.Prometheus):
             multiprocess.mark_process_dead(  # type: ignore[no-untyped-call]
                 os.getpid(), str(self.multiprocess_dir)
             )
+
+
+class QueueDepth(Collector):
+    """``reverie_queue_messages{queue}``: each queue's messages, read at scrape time.
+
+    On Redis that is every message not yet acknowledged: waiting, delayed
+    (retries) and in progress; in-process, the waiting ones.  Served by the
+    API, which holds a broker anyway; while Redis is unreachable the family is
+    left out of the scrape (and /readyz says why).
+    """
+
+    def __init__(self, broker: dramatiq.Broker) -> None:
+        self.broker = broker
+
+    def collect(self) -> Iterator[Metric]:
+        family = GaugeMetricFamily(
+            "reverie_queue_messages",
+            "Messages not yet acknowledged, by queue (waiting, delayed or in progress).",
+            labels=["queue"],
+        )
+        try:
+            for queue in QUEUES:
+                family.add_metric([queue], queue_depth(self.broker, queue))
+        except RedisError as e:
+            log.warning("metrics: queue depths unavailable: %s", e)
+            return
+        yield family
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())  # read at scrape time only
 
 
 class _QuietHandler(WSGIRequestHandler):

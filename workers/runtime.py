@@ -71,16 +71,19 @@ class Runtime:
                 if getattr(extraction, "fell_back", False):
                     self.stats["extractor_fallbacks"] += 1
                     self.stats["llm_failures"] += 1
-        get_metrics().observe_ingest(report)
+        if self.settings.metrics_enabled:
+            get_metrics().observe_ingest(report)
 
     def observe_embed(self, stored: int) -> None:
         """Count the vectors an embed job stored."""
         with self._lock:
             self.stats["embeddings_computed"] += stored
-        get_metrics().embeddings_computed.inc(stored)
+        if self.settings.metrics_enabled:
+            get_metrics().embeddings_computed.inc(stored)
 
     def observe_dream(self, report: DreamReport) -> None:
         """Count a pass by its outcome, steps and durations."""
         with self._lock:
             self.stats[f"dream_{report.status}"] += 1
-        get_metrics().observe_dream(report)
+        if self.settings.metrics_enabled:
+            get_metrics().observe_dream(report)

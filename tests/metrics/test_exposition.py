@@ -15,6 +15,7 @@ from api.app import UNMATCHED_ROUTE
 from memory_core.extraction.base import CATEGORIES
 from memory_core.metrics import (
     DREAM_ACTIONS,
+    DREAM_OUTCOMES,
     DREAM_STATUSES,
     DREAM_STEPS,
     HTTP_METHODS,
@@ -50,6 +51,8 @@ REVERIE_FAMILIES = {
     "reverie_proposals_pending",
     "reverie_proposals_oldest_pending_age_seconds",
     "reverie_brain_size_bytes",
+    "reverie_dream_last_finished_timestamp_seconds",
+    "reverie_queue_messages",
     # api
     "reverie_http_requests",
     "reverie_http_request_duration_seconds",
@@ -172,6 +175,8 @@ def test_exposition_after_turns_a_search_and_a_dream_pass_has_every_family(
     assert value(after, "reverie_traces_deleted") == 0
     assert {dict(ls)["kind"] for n, ls in after if n == "reverie_proposals_pending"} == set(KINDS)
     assert value(after, "reverie_brain_size_bytes", file="brain") > 0
+    assert {dict(ls)["queue"] for n, ls in after if n == "reverie_queue_messages"} == set(QUEUES)
+    assert value(after, "reverie_queue_messages") == 0  # every job ran
     # api
     assert delta("reverie_http_requests_total", route="/v1/turns", method="POST", status="202") == 5
     assert delta("reverie_http_request_duration_seconds_count", route="/v1/search") == 1
@@ -182,6 +187,9 @@ def test_exposition_after_turns_a_search_and_a_dream_pass_has_every_family(
     for step in DREAM_STEPS:
         assert delta("reverie_dream_step_duration_seconds_count", step=step) == 1
     assert abs(value(after, "reverie_dream_last_success_timestamp_seconds") - time.time()) < 60
+    last_ok = value(after, "reverie_dream_last_finished_timestamp_seconds", status="ok")
+    assert abs(last_ok - time.time()) < 60
+    assert value(after, "reverie_dream_last_finished_timestamp_seconds", status="failed") == 0
     # scheduler: the start-time jobs ran once each
     assert delta("reverie_scheduler_job_runs_total", job=RECONCILE, outcome="ok") == 1
     assert delta("reverie_scheduler_messages_sent_total", job=RECONCILE) == 1
@@ -195,7 +203,12 @@ def allowed_label_values(client: TestClient) -> dict[str, set[str]]:
     return {
         "route": routes,
         "method": set(HTTP_METHODS) | {OTHER},
-        "status": {*DREAM_STATUSES, *INBOX_STATUSES, *(str(c) for c in range(100, 600))},
+        "status": {
+            *DREAM_STATUSES,
+            *DREAM_OUTCOMES,
+            *INBOX_STATUSES,
+            *(str(c) for c in range(100, 600)),
+        },
         "category": {*CATEGORIES, OTHER},
         "step": set(DREAM_STEPS),
         "action": {a for _, a in DREAM_ACTIONS},
@@ -207,6 +220,7 @@ def allowed_label_values(client: TestClient) -> dict[str, set[str]]:
         "job": {DREAM_CRON, DREAM_DUE, RECONCILE, LEASE},
         "outcome": {"ok", "failed", "missed", "skipped"},
         "queue_name": set(QUEUES),
+        "queue": set(QUEUES),
         "actor_name": ACTORS,
     }
 
