@@ -9,8 +9,12 @@ latency.  Category 5 (adversarial, unanswerable) has no evidence to find.
 
 A *configuration* is a named set of settings overrides and search options
 (:data:`CONFIGS`); several can be run in one go and are reported side by side.
+The baseline (plain BM25) is always run, and every other configuration is
+compared with it question by question: the mean paired difference of each
+metric with a 95% bootstrap interval, so a gain can be told from noise.
 
-    python -m bench.locomo [--config bm25 ...] [--data DIR] [--json OUT]
+    python -m bench.locomo [--config NAME|all ...] [--conversations 26,30]
+                           [--data DIR] [--json OUT]
 """
 
 from __future__ import annotations
@@ -30,13 +34,20 @@ from pathlib import Path
 from typing import Any
 
 import memory_core
+from bench.locomo_report import format_report
+from bench.locomo_scoring import (
+    QuestionResult,
+    compare_results,
+    score_question,
+    summarise_group,
+)
+from bench.stats import BOOTSTRAP_CONFIDENCE, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, percentile
 
 log = logging.getLogger(__name__)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "locomo"
 SEARCH_LIMIT = 100
-RECALL_KS = (1, 5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 SESSION_KEY = re.compile(r"session_(\d+)")
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"  # "1:56 pm on 8 May, 2023"
@@ -58,6 +69,8 @@ class SearchConfig:
 CONFIGS: dict[str, SearchConfig] = {
     "bm25": SearchConfig("bm25", "FTS5 BM25 over turn text, memory_core defaults"),
 }
+# Always run, and the configuration every other one is compared with.
+BASELINE = "bm25"
 
 
 @dataclass(frozen=True)
@@ -67,6 +80,7 @@ class Question:
     text: str
     category: int
     evidence: tuple[str, ...]
+    index: int  # position in the file's "qa" list: with the conversation, its identity
 
 
 @dataclass(frozen=True)
@@ -77,21 +91,6 @@ class Conversation:
     traces: list[memory_core.NewTrace]
     questions: list[Question]
     no_evidence: int  # category 1-4 questions that list no evidence at all
-
-
-@dataclass(frozen=True)
-class QuestionResult:
-    """How search did on one question."""
-
-    conversation: str
-    category: int
-    evidence: tuple[str, ...]
-    recall: dict[int, float]
-    reciprocal_rank: float
-    all_at_10: float
-    latency_ms: float
-    mode: str
-    n_results: int
 
 
 @dataclass
@@ -173,38 +172,31 @@ def load_conversation(path: Path) -> Conversation:
     """Read one LoCoMo file into the traces to store and the category 1-4 questions."""
     data = json.loads(path.read_text(encoding="utf-8"))
     questions, no_evidence = [], 0
-    for qa in data["qa"]:
+    for index, qa in enumerate(data["qa"]):
         if qa.get("category") not in CATEGORIES:
             continue
         evidence = normalise_evidence(qa.get("evidence") or [])
         if not evidence:
             no_evidence += 1
             continue
-        questions.append(Question(str(qa["question"]), int(qa["category"]), evidence))
+        questions.append(Question(str(qa["question"]), int(qa["category"]), evidence, index))
     return Conversation(path.stem, conversation_traces(path.stem, data), questions, no_evidence)
 
 
-def load_conversations(folder: Path) -> list[Conversation]:
-    """Every ``*.json`` conversation in ``folder``, in name order."""
+def load_conversations(folder: Path, stems: Sequence[str] | None = None) -> list[Conversation]:
+    """The ``*.json`` conversations in ``folder`` in name order; only ``stems`` if given."""
     paths = sorted(folder.glob("*.json"))
     if not paths:
         raise FileNotFoundError(f"no LoCoMo *.json files in {folder}")
+    if stems is not None:
+        missing = sorted(set(stems) - {p.stem for p in paths})
+        if missing:
+            raise FileNotFoundError(f"no conversation {', '.join(missing)} in {folder}")
+        paths = [p for p in paths if p.stem in stems]
     return [load_conversation(p) for p in paths]
 
 
 # -- measuring ---------------------------------------------------------------
-
-
-def score_question(hit_ids: Sequence[str], evidence: Sequence[str]) -> dict[str, Any]:
-    """Recall@k, reciprocal rank and All@10 of a ranked list of dia_ids against evidence."""
-    wanted = set(evidence)
-    recall = {k: len(wanted & set(hit_ids[:k])) / len(wanted) for k in RECALL_KS}
-    first = next((rank for rank, d in enumerate(hit_ids, start=1) if d in wanted), None)
-    return {
-        "recall": recall,
-        "reciprocal_rank": 1.0 / first if first else 0.0,
-        "all_at_10": 1.0 if wanted <= set(hit_ids[:10]) else 0.0,
-    }
 
 
 def ask(
@@ -217,6 +209,7 @@ def ask(
     hit_ids = [str(h.trace.metadata.get("dia_id")) for h in response.results]
     return QuestionResult(
         conversation=conv.name,
+        question=question.index,
         category=question.category,
         evidence=question.evidence,
         latency_ms=latency_ms,
@@ -249,7 +242,7 @@ def run_conversation(conv: Conversation, run: ConfigRun) -> None:
                 if len(evidence) < len(q.evidence):
                     log.info("%s: evidence %s partly unknown: %r", conv.name, q.evidence, q.text)
                     run.partial += 1
-                checked = Question(q.text, q.category, evidence)
+                checked = Question(q.text, q.category, evidence, q.index)
                 run.results.append(ask(brain, conv, checked, run.config))
             run.search_seconds += time.perf_counter() - start
         finally:
@@ -273,32 +266,6 @@ def run_config(config: SearchConfig, conversations: Sequence[Conversation]) -> C
 
 
 # -- summarising -------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0-100), linear between closest ranks; 0.0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100.0
-    low = int(pos)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
-
-
-def _pct(total: float, n: int) -> float:
-    return round(100.0 * total / n, 1) if n else 0.0
-
-
-def summarise_group(results: Sequence[QuestionResult]) -> dict[str, Any]:
-    """Mean metrics of a group of questions, as percentages with one decimal."""
-    n = len(results)
-    summary: dict[str, Any] = {"n": n}
-    for k in RECALL_KS:
-        summary[f"R@{k}"] = _pct(sum(r.recall[k] for r in results), n)
-    summary["MRR"] = _pct(sum(r.reciprocal_rank for r in results), n)
-    summary["All@10"] = _pct(sum(r.all_at_10 for r in results), n)
-    return summary
 
 
 def summarise(run: ConfigRun) -> dict[str, Any]:
@@ -337,85 +304,40 @@ def summarise(run: ConfigRun) -> dict[str, Any]:
     }
 
 
-# -- reporting ---------------------------------------------------------------
-
-_METRICS = ("n", *(f"R@{k}" for k in RECALL_KS), "MRR", "All@10")
+# -- pairing with the baseline ----------------------------------------------
 
 
-def _table(rows: Sequence[Sequence[Any]]) -> list[str]:
-    """Rows as aligned lines: the first column left-aligned, the others right-aligned."""
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
-    return [
-        "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-        for row in cells
-    ]
-
-
-def _metric_rows(summaries: dict[str, dict[str, Any]]) -> list[list[Any]]:
-    """One row per question group and config; configs of a group sit next to each other."""
-    names = list(summaries)
-    rows: list[list[Any]] = [["group" if len(names) == 1 else "group / config", *_METRICS]]
-    groups = ["overall", *CATEGORIES.values()]
-    for group in groups:
-        for name in names:
-            s = summaries[name]
-            figures = s["overall"] if group == "overall" else s["by_category"][group]
-            label = group if len(names) == 1 else f"{group} / {name}"
-            rows.append(
-                [label, *(f"{figures[m]:.1f}" if m != "n" else figures[m] for m in _METRICS)]
-            )
-    return rows
-
-
-def _extra_rows(summaries: dict[str, dict[str, Any]]) -> list[list[Any]]:
-    """Per-config figures beyond the main table, one column per config."""
-    names = list(summaries)
-    first = summaries[names[0]]["multi_hop_all_at_10"]
-    picks: list[tuple[str, Any]] = [
-        (
-            f"multi-hop All@10, over category 1 (n={first['category_1']['n']})",
-            lambda s: f"{s['multi_hop_all_at_10']['category_1']['All@10']:.1f}",
-        ),
-        (
-            f"multi-hop All@10, over 2+ evidence ids (n={first['evidence_2_plus']['n']})",
-            lambda s: f"{s['multi_hop_all_at_10']['evidence_2_plus']['All@10']:.1f}",
-        ),
-        ("search latency p50 (ms)", lambda s: f"{s['latency_ms']['p50']:.2f}"),
-        ("search latency p95 (ms)", lambda s: f"{s['latency_ms']['p95']:.2f}"),
-        ("questions used", lambda s: s["questions"]),
-        ("skipped (evidence matches no turn)", lambda s: s["skipped_no_matching_evidence"]),
-        ("partial evidence (unknown ids dropped)", lambda s: s["partial_evidence"]),
-        ("no evidence listed (not asked)", lambda s: s["no_evidence"]),
-        ("search modes", lambda s: " ".join(f"{k}={v}" for k, v in s["search_modes"].items())),
-        ("mean hits per search", lambda s: s["mean_results"]),
-        ("ingest time (s)", lambda s: f"{s['ingest_seconds']:.2f}"),
-        ("search time (s)", lambda s: f"{s['search_seconds']:.2f}"),
-    ]
-    rows: list[list[Any]] = [["", *names]]
-    rows += [[label, *(pick(summaries[n]) for n in names)] for label, pick in picks]
-    return rows
-
-
-def format_report(summaries: dict[str, dict[str, Any]], data: Path, elapsed: float) -> str:
-    """The report as text: recall table per group, then per-config figures side by side."""
-    lines = [f"LoCoMo retrieval ({data}), search limit {SEARCH_LIMIT}, figures in %", ""]
-    lines += _table(_metric_rows(summaries))
-    lines.append("")
-    lines += _table(_extra_rows(summaries))
-    lines += ["", f"total run {elapsed:.1f} s"]
-    return "\n".join(lines)
-
-
-def print_report(summaries: dict[str, dict[str, Any]], data: Path, elapsed: float) -> None:
-    """Print the report table to stdout."""
-    print(format_report(summaries, data, elapsed))
+def compare_with_baseline(runs: dict[str, ConfigRun]) -> dict[str, Any]:
+    """Every run but the baseline's compared with it (the ``paired`` part of the report)."""
+    base = runs[BASELINE]
+    return {
+        "baseline": BASELINE,
+        "confidence": BOOTSTRAP_CONFIDENCE,
+        "resamples": BOOTSTRAP_RESAMPLES,
+        "seed": BOOTSTRAP_SEED,
+        "configs": {
+            n: compare_results(base.results, run.results)
+            for n, run in runs.items()
+            if n != BASELINE
+        },
+    }
 
 
 # -- entry point -------------------------------------------------------------
+
+
+def select_configs(requested: Sequence[str] | None) -> list[str]:
+    """Config names to run: the baseline first, then those asked for (none or "all": every one)."""
+    if not requested or "all" in requested:
+        requested = list(CONFIGS)
+    return list(dict.fromkeys([BASELINE, *requested]))
+
+
+def _stems(value: str) -> list[str]:
+    stems = [s.strip() for s in value.split(",") if s.strip()]
+    if not stems:
+        raise argparse.ArgumentTypeError("expected conversation names, e.g. 26,30")
+    return stems
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -428,8 +350,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--config",
         action="append",
-        choices=sorted(CONFIGS),
-        help="configuration to run; repeat to compare side by side (default bm25)",
+        choices=[*sorted(CONFIGS), "all"],
+        help=f"configuration to run, repeatable, or 'all' (default all); {BASELINE} always runs",
+    )
+    parser.add_argument(
+        "--conversations",
+        type=_stems,
+        metavar="NAMES",
+        help="comma list of conversation file stems to run, e.g. 26,30 (default all)",
     )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
@@ -437,7 +365,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the chosen configurations, print the table and optionally write JSON."""
+    """Run the chosen configurations, print the report and optionally write it as JSON."""
     args = parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
@@ -445,20 +373,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     logging.getLogger("alembic").setLevel(logging.WARNING)
-    names = list(dict.fromkeys(args.config or ["bm25"]))
     start = time.perf_counter()
-    conversations = load_conversations(args.data)
-    summaries = {n: summarise(run_config(CONFIGS[n], conversations)) for n in names}
-    elapsed = time.perf_counter() - start
-    print_report(summaries, args.data, elapsed)
+    try:
+        conversations = load_conversations(args.data, args.conversations)
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    runs = {n: run_config(CONFIGS[n], conversations) for n in select_configs(args.config)}
+    report = {
+        "benchmark": "locomo",
+        "data": str(args.data),
+        "conversations": [c.name for c in conversations],
+        "search_limit": SEARCH_LIMIT,
+        "configs": {n: summarise(run) for n, run in runs.items()},
+        "paired": compare_with_baseline(runs),
+    }
+    report["elapsed_seconds"] = round(time.perf_counter() - start, 2)
+    print(format_report(report))
     if args.json:
-        report = {
-            "benchmark": "locomo",
-            "data": str(args.data),
-            "search_limit": SEARCH_LIMIT,
-            "elapsed_seconds": round(elapsed, 2),
-            "configs": summaries,
-        }
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 
