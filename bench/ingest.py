@@ -32,10 +32,18 @@ after each part) and real SQLite brains in a temporary folder:
    it is pure embedding, like the direct measurement.  Both sides get as many
    onnxruntime threads in total as the machine has cores.
 
+4. **metrics** -- the e2e run again, with metrics off and on alternately
+   (off, on, off, on for ``--metrics-rounds 2``): the worker processes with
+   ``REVERIE_METRICS_ENABLED=false`` and then with metrics on, their group's
+   exporter scraped every ``--scrape-interval`` seconds as Prometheus would.
+   Each run gets a fresh brain and the same turns.  Reported: turns/s of each
+   run and the ratio of the on runs' rate to the off runs' (target >= 0.95).
+
 Run from the repository root::
 
     python -m bench.ingest --turns 5000 --concurrency 32 --seconds 10 --json /tmp/ingest.json
-    python -m bench.ingest --parts http          # or e2e, embed, or a comma list
+    python -m bench.ingest --parts http          # or e2e, embed, metrics, or a comma list
+    python -m bench.ingest --parts metrics --turns 3000 --metrics-rounds 2
 """
 
 from __future__ import annotations
@@ -75,11 +83,13 @@ log = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/12"
-PARTS = ("http", "e2e", "embed")
+PARTS = ("http", "e2e", "embed", "metrics")
 SIDES = ("reverie", "bare")  # A, B: Reverie's API, then the bare app
 TARGET_HTTP_RATIO = 0.5
 TARGET_E2E_TURNS_PER_S = 500.0
 TARGET_EMBED_RATIO = 0.8
+TARGET_METRICS_RATIO = 0.95
+METRICS_SIDES = ("off", "on")  # alternated in this order
 BODY_VARIANTS = 2_000
 KEY_MARK = "@@KEY@@"
 POLL_S = 0.02
@@ -668,24 +678,102 @@ def sender(brain_url: str, redis_url: str, brain: dict[str, str]) -> Iterator[tu
 
 def e2e_part(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     """Post ``--turns`` turns with two worker processes ingesting; time until all done."""
+    return e2e_run(args, tmp, "e2e")
+
+
+def e2e_run(
+    args: argparse.Namespace, tmp: Path, name: str, scrape_s: float | None = None, **worker: str
+) -> dict[str, Any]:
+    """One end-to-end run on a fresh brain, with extra ``worker`` settings.
+
+    ``scrape_s``: fetch the worker group's exporter (``worker["metrics_port"]``)
+    that often while the run lasts, as Prometheus would.
+    """
     flush_redis(args.redis_url)
-    brain_url = f"sqlite:///{tmp / 'e2e.sqlite'}"
+    brain_url = f"sqlite:///{tmp / f'{name}.sqlite'}"
     turns = make_turns(args.seed + 1, args.turns)
-    env = worker_env(brain_url, args.redis_url, embedder="none", **args.brain)
+    env = worker_env(brain_url, args.redis_url, embedder="none", **args.brain, **worker)
     load0 = loadavg()
     with sender(brain_url, args.redis_url, args.brain) as (brain, actors):
-        group = worker_group(env, args.worker_processes, args.worker_threads, tmp / "e2e.log")
-        with group as proc:
+        group = worker_group(env, args.worker_processes, args.worker_threads, tmp / f"{name}.log")
+        with group as proc, scraping(worker.get("metrics_port"), scrape_s) as scrapes:
             workers_cpu0 = group_cpu_s(proc.pid)
             log.info("  posting %d turns", len(turns))
-            posted = post_turns(brain, actors, turns, "e2e")
+            posted = post_turns(brain, actors, turns, name)
             log.info("  posted in %.2f s; waiting for ingestion", posted.seconds)
             t_done = wait_ingested(brain, len(turns), args.timeout)
             workers_cpu = group_cpu_s(proc.pid) - workers_cpu0
         result = _e2e_summary(brain, posted, t_done, workers_cpu)
+    result["scrapes"] = scrapes[0]
     result["loadavg"] = [round(load0, 2), round(loadavg(), 2)]
     flush_redis(args.redis_url)
     return result
+
+
+@contextmanager
+def scraping(port: str | None, every_s: float | None) -> Iterator[list[int]]:
+    """GET http://HOST:port/metrics every ``every_s`` in a thread; yields [scrapes done]."""
+    done = [0]
+    if port is None or every_s is None:
+        yield done
+        return
+    import threading
+
+    import httpx
+
+    stop = threading.Event()
+
+    def scrape() -> None:
+        with httpx.Client(timeout=5) as http:
+            while not stop.wait(every_s):
+                r = http.get(f"http://{HOST}:{port}/metrics")
+                r.raise_for_status()
+                done[0] += 1
+
+    thread = threading.Thread(target=scrape, name="scraper", daemon=True)
+    thread.start()
+    try:
+        yield done
+    finally:
+        stop.set()
+        thread.join(10)
+
+
+# -- part 4: what metrics cost --------------------------------------------------------
+
+
+def metrics_part(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    """End to end with metrics off and on, alternately; the on/off rate ratio."""
+    runs: list[dict[str, Any]] = []
+    for r in range(args.metrics_rounds):
+        for side in METRICS_SIDES:
+            port = free_port()
+            worker = {
+                "metrics_enabled": "true" if side == "on" else "false",
+                "metrics_port": str(port),
+                "metrics_multiproc_dir": str(tmp / f"metrics-{side}{r}-samples"),
+            }
+            log.info("  round %d: metrics %s", r + 1, side)
+            scrape_s = args.scrape_interval if side == "on" else None
+            run = e2e_run(args, tmp, f"metrics-{side}{r}", scrape_s, **worker)
+            runs.append({"side": side, "round": r + 1, **run})
+    rate = {
+        side: sum(x["turns"] for x in runs if x["side"] == side)
+        / sum(x["elapsed_s"] for x in runs if x["side"] == side)
+        for side in METRICS_SIDES
+    }
+    ratio = rate["on"] / rate["off"]
+    return {
+        "turns": args.turns,
+        "rounds": args.metrics_rounds,
+        "scrape_interval_s": args.scrape_interval,
+        "runs": runs,
+        "off_per_s": round(rate["off"], 1),
+        "on_per_s": round(rate["on"], 1),
+        "ratio": round(ratio, 3),
+        "target": TARGET_METRICS_RATIO,
+        "pass": ratio >= TARGET_METRICS_RATIO,
+    }
 
 
 def _e2e_summary(brain: Brain, posted: Posted, t_done: float, workers_cpu: float) -> dict[str, Any]:
@@ -928,6 +1016,36 @@ def _report_embed(m: dict[str, Any]) -> None:
     print(f"   load average before/after: {m['loadavg'][0]} / {m['loadavg'][1]}\n")
 
 
+def _report_metrics(m: dict[str, Any]) -> None:
+    print(
+        f"4. Metrics cost: end to end, {m['turns']} turns per run, metrics off and on "
+        f"alternately; exporter scraped every {m['scrape_interval_s']:g} s while on"
+    )
+    row = "   {:<4} {:>5} {:>10} {:>9} {:>12} {:>8} {:>8} {:>6}"
+    print(
+        row.format(
+            "side", "round", "elapsed s", "turns/s", "workers CPU", "p95 ms", "scrapes", "load"
+        )
+    )
+    for r in m["runs"]:
+        print(
+            row.format(
+                r["side"],
+                r["round"],
+                f"{r['elapsed_s']:.2f}",
+                f"{r['turns_per_s']:.1f}",
+                f"{r['workers_cpu']:.2f}",
+                f"{r['lag']['p95_ms']:.1f}",
+                r["scrapes"],
+                f"{r['loadavg'][1]:.1f}",
+            )
+        )
+    print(
+        f"   metrics on {m['on_per_s']:.1f} turns/s, off {m['off_per_s']:.1f} turns/s: ratio "
+        f"{m['ratio']:.3f} (target >= {m['target']}: {_verdict(m['pass'])})\n"
+    )
+
+
 def report(result: dict[str, Any]) -> None:
     """Print every part that ran and the verdicts."""
     meta = result["meta"]
@@ -942,6 +1060,8 @@ def report(result: dict[str, Any]) -> None:
         _report_e2e(result["e2e"])
     if "embed" in result:
         _report_embed(result["embed"])
+    if "metrics" in result:
+        _report_metrics(result["metrics"])
     print(f"Total wall time: {meta['wall_s']:.1f} s")
 
 
@@ -953,7 +1073,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--parts", default=",".join(PARTS), help="comma list of http, e2e, embed")
+    p.add_argument(
+        "--parts", default="http,e2e,embed", help="comma list of http, e2e, embed, metrics"
+    )
     p.add_argument("--turns", type=int, default=5000, help="turns for the end-to-end part")
     p.add_argument("--concurrency", type=int, default=32, help="HTTP clients")
     p.add_argument("--seconds", type=float, default=10.0, help="HTTP window per run")
@@ -969,6 +1091,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=int,
         default=None,
         help="onnxruntime threads per worker process (default: cores / worker processes)",
+    )
+    p.add_argument(
+        "--metrics-rounds", type=int, default=2, help="metrics part: off/on pairs, alternating"
+    )
+    p.add_argument(
+        "--scrape-interval", type=float, default=1.0, help="metrics part: seconds between scrapes"
     )
     p.add_argument("--worker-processes", type=int, default=2)
     p.add_argument("--worker-threads", type=int, default=4)
@@ -999,6 +1127,7 @@ def run_parts(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "http": http_part,
         "e2e": e2e_part,
         "embed": embed_part,
+        "metrics": metrics_part,
     }
     result: dict[str, Any] = {}
     for name in args.parts:

@@ -94,3 +94,10 @@ def test_every_metric_an_alert_reads_is_one_reverie_exposes(
         if name not in exposed_names | SYNTHETIC
     }
     assert unknown == set()
+
+
+def test_the_readme_says_what_every_alert_means(rules: list[dict[str, Any]]) -> None:
+    readme = (OPS.parent / "README.md").read_text(encoding="utf-8")
+    operating = readme.split("## Operating Reverie", 1)[1].split("\n## ", 1)[0]
+    for rule in rules:
+        assert f"| `{rule['alert']}` |" in operating, rule["alert"]
