@@ -157,12 +157,22 @@ def search(
     scope_id: Annotated[str | None, Query()] = None,
     tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
+    as_of: Annotated[
+        str | None, Query(description="What was valid then: ISO 8601 or epoch seconds.")
+    ] = None,
 ) -> dict[str, Any]:
     """Search, best first; the read writes nothing (feedback is queued)."""
     tag_list = [t.strip() for t in tags.split(",") if t.strip()] if tags else None
     started = time.perf_counter()
     response = mc.search(
-        _brain(request), q, type=type, scope=scope, scope_id=scope_id, tags=tag_list, limit=limit
+        _brain(request),
+        q,
+        type=type,
+        scope=scope,
+        scope_id=scope_id,
+        tags=tag_list,
+        limit=limit,
+        as_of=mc.parse_time(as_of, "as_of"),
     )
     metrics: Metrics | None = request.app.state.metrics
     if metrics is not None:

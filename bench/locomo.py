@@ -20,6 +20,7 @@ metric with a 95% bootstrap interval, so a gain can be told from noise.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import re
@@ -42,6 +43,9 @@ from bench.locomo_scoring import (
     summarise_group,
 )
 from bench.stats import BOOTSTRAP_CONFIDENCE, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, percentile
+from memory_core.embedders import make_embedder
+from memory_core.embeddings import store_vectors
+from memory_core.traces import content_hash
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +68,46 @@ class SearchConfig:
     description: str
     settings: dict[str, Any] = field(default_factory=dict)
     search: dict[str, Any] = field(default_factory=dict)
+    # Store each session's turns as one stream (linked, with previous-turn context).
+    streams: bool = True
+
+
+# Every extra of memory_core's search switched off: what FTS5's BM25 alone gives.
+PLAIN_BM25 = {
+    "embedder": "none",
+    "search_context_weight": 0.0,
+    "search_speaker_boost": 0.0,
+    "search_time_boost": 0.0,
+    "search_strength_weight": 0.0,
+    "search_recency_weight": 0.0,
+    "search_importance_weight": 0.0,
+}
+
+
+def _config(name: str, description: str, streams: bool = True, **settings: Any) -> SearchConfig:
+    return SearchConfig(name, description, settings, streams=streams)
 
 
 CONFIGS: dict[str, SearchConfig] = {
-    "bm25": SearchConfig("bm25", "FTS5 BM25 over turn text, memory_core defaults"),
+    c.name: c
+    for c in (
+        _config("bm25", "FTS5 BM25 over turn text alone", streams=False, **PLAIN_BM25),
+        _config("default", "memory_core's defaults: hybrid search, every adjustment on"),
+        _config("lexical", "defaults without the vector channel", embedder="none"),
+        _config("rrf", "defaults, fused by reciprocal rank", search_fusion="rrf"),
+        _config("no-context", "defaults without the previous-turn column", search_context_weight=0),
+        _config("no-speaker", "defaults without the speaker boost", search_speaker_boost=0),
+        _config("no-time", "defaults without the time boost", search_time_boost=0),
+        _config(
+            "no-smoothing", "defaults without neighbour smoothing", search_neighbour_smoothing=0
+        ),
+        _config(
+            "dense",
+            "the vector channel alone (neighbour smoothing on)",
+            **{**PLAIN_BM25, "embedder": "minilm"},
+            search_vector_weight=1.0,
+        ),
+    )
 }
 # Always run, and the configuration every other one is compared with.
 BASELINE = "bm25"
@@ -163,6 +203,8 @@ def conversation_traces(name: str, data: dict[str, Any]) -> list[memory_core.New
                     },
                     occurred_at=when.timestamp(),
                     id=f"locomo-{name}-{dia_id}",
+                    # Each session is one conversation between the two speakers.
+                    stream=f"locomo-{name}:{key}",
                 )
             )
     return traces
@@ -219,6 +261,36 @@ def ask(
     )
 
 
+_vectors: dict[tuple[str, str], Any] = {}  # (model, text) -> vector, across configs
+
+
+def embed_all(
+    brain: memory_core.Brain, settings: memory_core.Settings, traces: Sequence[Any]
+) -> None:
+    """Store a vector for every trace with the configured embedder, if any.
+
+    Vectors are computed once per text and model in this process, so the
+    configurations of one run share them.
+    """
+    embedder = make_embedder(settings)
+    if embedder is None:
+        return
+    todo = list(
+        dict.fromkeys(t.content for t in traces if (embedder.name, t.content) not in _vectors)
+    )
+    for lo in range(0, len(todo), settings.embed_batch_size):
+        batch = todo[lo : lo + settings.embed_batch_size]
+        for text, vector in zip(batch, embedder.embed(batch), strict=True):
+            _vectors[(embedder.name, text)] = vector
+    store_vectors(
+        brain,
+        embedder.name,
+        [t.id for t in traces],
+        [_vectors[(embedder.name, t.content)] for t in traces],
+        content_hashes=[content_hash(t.content) for t in traces],
+    )
+
+
 def run_conversation(conv: Conversation, run: ConfigRun) -> None:
     """Store one conversation in a fresh brain and ask all its questions; adds to ``run``."""
     stored = {str(t.metadata["dia_id"]) for t in conv.traces}
@@ -228,7 +300,11 @@ def run_conversation(conv: Conversation, run: ConfigRun) -> None:
         try:
             brain = memory_core.open_brain(settings, url=f"sqlite:///{tmp}/brain.sqlite")
             start = time.perf_counter()
-            memory_core.add_traces(brain, conv.traces)
+            traces = conv.traces
+            if not run.config.streams:
+                traces = [dataclasses.replace(t, stream=None) for t in traces]
+            memory_core.add_traces(brain, traces)
+            embed_all(brain, settings, traces)
             run.ingest_seconds += time.perf_counter() - start
             start = time.perf_counter()
             for q in conv.questions:
@@ -326,9 +402,18 @@ def compare_with_baseline(runs: dict[str, ConfigRun]) -> dict[str, Any]:
 # -- entry point -------------------------------------------------------------
 
 
+# What a run without --config compares with the baseline: the product's defaults.
+DEFAULT_CONFIGS = ("default",)
+
+
 def select_configs(requested: Sequence[str] | None) -> list[str]:
-    """Config names to run: the baseline first, then those asked for (none or "all": every one)."""
-    if not requested or "all" in requested:
+    """Config names to run: the baseline first, then those asked for.
+
+    None asks for :data:`DEFAULT_CONFIGS` (those registered); "all" for every one.
+    """
+    if not requested:
+        requested = [name for name in DEFAULT_CONFIGS if name in CONFIGS]
+    elif "all" in requested:
         requested = list(CONFIGS)
     return list(dict.fromkeys([BASELINE, *requested]))
 
@@ -351,7 +436,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--config",
         action="append",
         choices=[*sorted(CONFIGS), "all"],
-        help=f"configuration to run, repeatable, or 'all' (default all); {BASELINE} always runs",
+        help=f"configuration to run, repeatable, or 'all' (default: {', '.join(DEFAULT_CONFIGS)}); "
+        f"{BASELINE} always runs",
     )
     parser.add_argument(
         "--conversations",

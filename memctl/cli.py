@@ -131,6 +131,10 @@ def search(
     scope_id: Annotated[str | None, typer.Option("--scope-id", help="Only this scope id.")] = None,
     tags: Annotated[str | None, typer.Option(help="Only traces with all these tags.")] = None,
     limit: Annotated[int, typer.Option(help="How many results, 1 to 100.")] = 10,
+    as_of: Annotated[
+        str | None,
+        typer.Option("--as-of", help="What was valid then (ISO 8601 time or epoch seconds)."),
+    ] = None,
 ) -> None:
     """Search memory, best match first."""
     state = _state(ctx)
@@ -142,7 +146,10 @@ def search(
         scope_id=scope_id,
         tags=_tags(tags),
         limit=limit,
+        as_of=mc.parse_time(as_of, "--as-of"),
     )
+    for channel in response.degraded:
+        out.warn(f"searched without the {channel} channel (its embedder is unavailable)")
     if state.json:
         out.emit_json(response.to_dict())
         return

@@ -23,6 +23,11 @@ def error_line(message: str) -> None:
     sys.stderr.write(f"memctl: error: {message}\n")
 
 
+def warn(message: str) -> None:
+    """One warning line on stderr; the command goes on."""
+    sys.stderr.write(f"memctl: warning: {message}\n")
+
+
 def when(ts: float | None) -> str:
     if ts is None:
         return "-"

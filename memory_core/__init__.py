@@ -17,6 +17,7 @@ from memory_core.errors import (
 )
 from memory_core.search import SearchHit, SearchResponse, search
 from memory_core.settings import Settings, load_settings
+from memory_core.timeref import parse_time
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from memory_core.traces import (
     MergeResult,
@@ -58,6 +59,7 @@ __all__ = [
     "load_settings",
     "merge_traces",
     "open_brain",
+    "parse_time",
     "search",
     "update_trace",
 ]

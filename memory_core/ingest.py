@@ -20,7 +20,6 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -28,6 +27,7 @@ from sqlalchemy import Connection, text
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument, NotFound
 from memory_core.extraction.base import Extraction, Fact
+from memory_core.timeref import parse_time
 from memory_core.traces import (
     NewTrace,
     check_content,
@@ -72,17 +72,7 @@ class Turn:
 
 def parse_timestamp(value: str | float | None) -> float | None:
     """ISO 8601 (a naive time is taken as UTC) or epoch seconds, to epoch seconds."""
-    if value is None or isinstance(value, int | float):
-        return None if value is None else float(value)
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as e:
-        raise InvalidArgument(f"timestamp: not an ISO 8601 time: {value!r}") from e
-    if parsed.tzinfo is None:
-        from datetime import UTC
-
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+    return parse_time(value, "timestamp")
 
 
 def check_turn(turn: Turn) -> Turn:
@@ -283,6 +273,7 @@ def _write_turn(
         metadata={**data.get("metadata", {}), **meta},
         sources=[{"turn": turn_id}],
         occurred_at=occurred,
+        stream=turn_stream(scope, scope_id, data.get("conversation_id")),
     )
     episode_id = insert_trace(conn, brain, episode, now)
     report.new_trace_ids.append(episode_id)
@@ -305,6 +296,12 @@ def _write_turn(
         (now, now, turn_id),
     )
     report.ingested.append(turn_id)
+
+
+def turn_stream(scope: str, scope_id: str | None, conversation_id: str | None) -> str:
+    """The stream of a conversation's turns: scope, scope id and conversation id."""
+    stream = f"{scope}:{scope_id or ''}"
+    return f"{stream}:{conversation_id}" if conversation_id else stream
 
 
 def episode_text(user: str, assistant: str) -> str:

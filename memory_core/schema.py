@@ -61,7 +61,15 @@ memory_traces = Table(
     Column("deleted_reason", Text, nullable=True),
     Column("deleted_at", Float, nullable=True),
     Column("version", Integer, nullable=False, server_default=text("1")),
+    # The conversation this trace is a turn of (None: a standalone memory),
+    # the turn before it in that stream, and that turn's text, indexed as the
+    # full-text index's ``context`` column.
+    Column("stream", Text, nullable=True),
+    Column("prev_seq", Integer, nullable=True),
+    Column("context", Text, nullable=False, server_default=text("''")),
     Index("ix_traces_scope", "scope", "scope_id"),
+    Index("ix_traces_scope_id", "scope_id"),
+    Index("ix_traces_stream", "stream", "seq"),
     Index("ix_traces_type", "type"),
     Index("ix_traces_hash", "content_hash", "scope", "scope_id"),
     Index("ix_traces_occurred", "occurred_at"),
@@ -80,6 +88,17 @@ trace_embeddings = Table(
     Column("dim", Integer, nullable=False),
     Column("vector", LargeBinary, nullable=False),
     Column("created_at", Float, nullable=False),
+)
+
+# One row per change to trace_embeddings, written by triggers: in-memory
+# vector indexes catch up by reading the rows after the last one they saw.
+embedding_events = Table(
+    "embedding_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("trace_id", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    sqlite_autoincrement=True,
 )
 
 inbox_turns = Table(
@@ -159,7 +178,7 @@ VOCAB_TABLE = "memory_traces_vocab"
 
 FTS_DDL = (
     f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("
-    "content, tags, content='memory_traces', content_rowid='seq', "
+    "content, tags, context, content='memory_traces', content_rowid='seq', "
     "tokenize='porter unicode61')"
 )
 VOCAB_DDL = f"CREATE VIRTUAL TABLE {VOCAB_TABLE} USING fts5vocab({FTS_TABLE}, 'row')"

@@ -1,57 +1,68 @@
-"""memory_search: full-text retrieval with hard filters first.
+"""memory_search: hybrid retrieval with hard filters first.
 
-The query runs as FTS5 syntax (AND, OR, NOT, "phrase", prefix*).  When SQLite
-rejects it -- "what's the user's favourite colour?" is not FTS5 -- or when a
-plain multi-word query finds nothing because FTS5 ANDs its words, it runs
-again as a natural-language query: its content words OR-ed, each quoted.
+1. Hard filters (type, scope, scope id, tags, not deleted -- or, with
+   ``as_of``, valid at that time) decide which traces may be returned at all;
+   every channel ranks only those, so a filtered-out trace never displaces a
+   match.
+2. Channels rank independently: BM25 over the full-text index
+   (:mod:`memory_core.lexical`) and cosine over the brain's vectors
+   (:mod:`memory_core.dense`), each ``search_candidates`` deep.
+3. Their candidates are fused and adjusted (:mod:`memory_core.ranking`), and
+   each result carries its per-channel ranks and scores, the fused score and
+   every factor applied.
 
-BM25 cost is linear in the rows a term matches, so on a large brain the
-natural-language path also drops words that occur in a large share of traces
-(looked up in the fts5vocab table, by Porter stem as the index stores them):
-such words rank little and cost most.
+A channel that cannot answer -- the embedder fails -- is left out and named
+in the response's ``degraded``; search never fails for it.  A brain holding
+no vectors for the configured embedder simply has no vector channel.
+
+``as_of`` answers what was valid at a time: traces that had happened by then
+(``occurred_at``) and were not yet deleted or merged away.  A trace deleted
+later still shows; one that happened later does not.  Search writes nothing:
+retrieval feedback is its caller's to enqueue.
 """
 
 from __future__ import annotations
 
-import re
-import sqlite3
+import logging
+import math
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from sqlalchemy import Connection, text
-from sqlalchemy.exc import OperationalError
 
+from memory_core import dense, lexical, ranking, timeref
 from memory_core.db import Brain
-from memory_core.decay import effective_strength
-from memory_core.errors import InvalidArgument
-from memory_core.schema import FTS_TABLE, VOCAB_TABLE
-from memory_core.textutil import content_words, stem
+from memory_core.embedders import make_embedder
+from memory_core.embedders.base import Embedder
+from memory_core.errors import EmbedderError, InvalidArgument
+from memory_core.lexical import natural_query
 from memory_core.traces import Trace, check_scope, check_tags, check_type
+from memory_core.vector_index import index_for
+
+log = logging.getLogger(__name__)
 
 MAX_LIMIT = 100
-# Operators and syntax that mark a query as deliberate FTS5, not plain words.
-_FTS_SYNTAX = re.compile(r'\b(AND|OR|NOT|NEAR)\b|["*()^:+{}]')
-# Error texts SQLite gives for a MATCH expression it cannot parse.
-_SYNTAX_ERRORS = (
-    "fts5:",
-    "syntax error",
-    "no such column",
-    "unterminated string",
-    "unknown special query",
-)
+VECTOR = "vector"
+_ID_CHUNK = 500
+
+__all__ = ["Filters", "SearchHit", "SearchResponse", "natural_query", "search"]
 
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One result: the trace, its final score and each channel's rank and score."""
+    """One result: the trace, its final score and how it was reached."""
 
     trace: Trace
     score: float
     strength: float
-    channels: dict[str, dict[str, float]]
+    channels: dict[str, dict[str, Any]]
+    fused: float = 0.0
+    adjustments: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         t = self.trace
@@ -64,7 +75,9 @@ class SearchHit:
             "tags": t.tags,
             "strength": round(self.strength, 6),
             "score": round(self.score, 6),
+            "fused": round(self.fused, 6),
             "channels": self.channels,
+            "adjustments": {k: round(v, 6) for k, v in self.adjustments.items()},
             "occurred_at": t.occurred_at,
             "metadata": t.metadata,
         }
@@ -73,15 +86,17 @@ class SearchHit:
 @dataclass(frozen=True)
 class SearchResponse:
     results: list[SearchHit]
-    mode: str  # "fts" or "natural"
+    mode: str  # how BM25 read the query: "fts" or "natural"
     fts_query: str
     degraded: list[str] = field(default_factory=list)
+    channels: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "results": [h.to_dict() for h in self.results],
             "mode": self.mode,
             "query": self.fts_query,
+            "channels": self.channels,
             "degraded": self.degraded,
         }
 
@@ -92,13 +107,28 @@ class Filters:
     scope: str | None = None
     scope_id: str | None = None
     tags: tuple[str, ...] = ()
+    as_of: float | None = None
 
     def only_active(self) -> bool:
-        return self.type is None and self.scope is None and self.scope_id is None and not self.tags
+        return (
+            self.type is None
+            and self.scope is None
+            and self.scope_id is None
+            and not self.tags
+            and self.as_of is None
+        )
 
     def sql(self) -> tuple[str, dict[str, Any]]:
-        clauses = ["t.deleted = 0"]
-        params: dict[str, Any] = {}
+        """An SQL condition over ``t`` (memory_traces) and its parameters."""
+        if self.as_of is None:
+            clauses = ["t.deleted = 0"]
+            params: dict[str, Any] = {}
+        else:
+            clauses = [
+                "t.occurred_at <= :f_as_of",
+                "(t.deleted = 0 OR coalesce(t.deleted_at, t.updated_at) > :f_as_of)",
+            ]
+            params = {"f_as_of": self.as_of}
         if self.type is not None:
             clauses.append("t.type = :f_type")
             params["f_type"] = self.type
@@ -120,6 +150,21 @@ def check_limit(limit: Any) -> int:
     return limit
 
 
+def check_as_of(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidArgument(f"as_of must be a time (epoch seconds); got {value!r}")
+    return float(value)
+
+
+class _Default:
+    """Marks "the embedder the brain's settings name" (None means no vector channel)."""
+
+
+DEFAULT_EMBEDDER: Any = _Default()
+
+
 def search(
     brain: Brain,
     query: str,
@@ -129,9 +174,11 @@ def search(
     scope_id: str | None = None,
     tags: Sequence[str] | None = None,
     limit: int = 10,
+    as_of: float | None = None,
     now: float | None = None,
+    embedder: Embedder | None = DEFAULT_EMBEDDER,
 ) -> SearchResponse:
-    """Best-first traces matching ``query`` among those passing every filter."""
+    """Best-first traces for ``query`` among those passing every filter."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgument("query must be a non-empty string")
     filters = Filters(
@@ -139,147 +186,155 @@ def search(
         scope=check_scope(scope) if scope is not None else None,
         scope_id=scope_id,
         tags=tuple(check_tags(tags)),
+        as_of=check_as_of(as_of),
     )
     limit = check_limit(limit)
     now = time.time() if now is None else now
-    with brain.read() as conn:
-        mode, fts_query = "fts", query
-        rows = _bm25(conn, query, filters, limit)
-        if rows is None or (not rows and not _FTS_SYNTAX.search(query) and len(query.split()) > 1):
-            mode = "natural"
-            fts_query = natural_query(conn, query, brain.settings, brain.url)
-            rows = _bm25(conn, fts_query, filters, limit) if fts_query else []
-            rows = rows or []
     s = brain.settings
-    hits = []
-    for rank, (trace, score) in enumerate(rows, start=1):
-        strength = effective_strength(
-            trace.strength,
-            last_accessed=trace.last_accessed,
-            occurred_at=trace.occurred_at,
-            retrieval_count=trace.retrieval_count,
-            stability=trace.stability,
-            now=now,
-            base_days=s.decay_base_stability_days,
-            growth=s.decay_stability_growth,
+    depth = max(limit, s.search_candidates)
+    query_embedder = _query_embedder(brain, embedder)
+    where, params = (None, {}) if filters.only_active() else filters.sql()
+    degraded: list[str] = []
+    with brain.read() as conn:
+        lex = lexical.rank(
+            conn,
+            query,
+            where,
+            params,
+            depth,
+            context_weight=s.search_context_weight,
+            settings=s,
+            cache_key=brain.url,
         )
-        hits.append(SearchHit(trace, -score, strength, {"bm25": {"rank": rank, "score": -score}}))
-    return SearchResponse(hits, mode, fts_query)
+        scores = None
+        if query_embedder is not None and s.search_vector_weight > 0:
+            try:
+                scores = _dense_scores(conn, brain, query_embedder, query, where, params)
+            except EmbedderError as e:
+                log.warning("search without its vector channel: %s", e)
+                degraded.append(VECTOR)
+        cands = _candidates(conn, lex, scores, depth, where, params)
+    if s.search_fusion == "rrf":
+        ranking.fuse_rrf(cands, s.search_rrf_k, s.search_vector_weight if scores else 0.0)
+    else:
+        ranking.fuse_minmax(cands, scores, s.search_vector_weight)
+    periods = timeref.periods(query, now) if s.search_time_boost > 0 else []
+    ranking.adjust(cands, query, periods, ranking.Adjustments.from_settings(s, now))
+    best = ranking.order(cands)[:limit]
+    hits = [
+        SearchHit(c.trace, c.score, c.strength, c.channels(), c.fused, dict(c.factors))
+        for c in best
+    ]
+    channels = ["bm25", *([VECTOR] if scores is not None else [])]
+    return SearchResponse(hits, lex.mode, lex.query, degraded, channels)
 
 
-_RANK_SQL = (
-    f"SELECT rowid, bm25({FTS_TABLE}) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-    f"ORDER BY bm25({FTS_TABLE}) LIMIT ?"
-)
-# Extra ranks fetched when ranking before filtering, to cover deleted traces.
-_OVERFETCH = 10
+def _dense_scores(
+    conn: Connection,
+    brain: Brain,
+    query_embedder: dense.QueryEmbedder,
+    query: str,
+    where: str | None,
+    params: dict[str, Any],
+) -> dense.DenseScores | None:
+    """Every allowed trace's smoothed cosine, or None when the brain has no vectors."""
+    snapshot = index_for(brain, query_embedder.name).snapshot(conn)
+    if not len(snapshot) or not snapshot.valid.any():
+        return None
+    vector = query_embedder.embed(query)
+    if vector.shape != (snapshot.matrix.shape[1],):
+        raise EmbedderError(
+            f"embedder {query_embedder.name} gives {vector.shape[0]} dimensions; "
+            f"the brain's vectors have {snapshot.matrix.shape[1]}"
+        )
+    allowed = None
+    if where is not None:
+        seqs = [
+            r[0]
+            for r in conn.execute(text(f"SELECT t.seq FROM memory_traces t WHERE {where}"), params)
+        ]
+        allowed = np.isin(snapshot.seqs, np.asarray(seqs, dtype=np.int64))
+    return dense.score_all(snapshot, vector, allowed, brain.settings.search_neighbour_smoothing)
 
 
-def _bm25(
-    conn: Connection, match: str, filters: Filters, limit: int
-) -> list[tuple[Trace, float]] | None:
-    """Rows matching ``match`` best first, or None when FTS5 rejects its syntax."""
-    try:
-        if filters.only_active():
-            return _rank_then_fetch(conn, match, limit)
-        return _filtered(conn, match, filters, limit)
-    except (OperationalError, sqlite3.OperationalError) as e:
-        message = str(getattr(e, "orig", e)).lower()
-        if any(s in message for s in _SYNTAX_ERRORS):
-            return None
-        raise
-
-
-def _filtered(
-    conn: Connection, match: str, filters: Filters, limit: int
-) -> list[tuple[Trace, float]]:
-    """Join every match to its trace so filters apply before the limit."""
-    where, params = filters.sql()
-    sql = text(
-        f"SELECT t.*, bm25({FTS_TABLE}) AS _score FROM {FTS_TABLE} "
-        f"JOIN memory_traces t ON t.seq = {FTS_TABLE}.rowid "
-        f"WHERE {FTS_TABLE} MATCH :match AND {where} ORDER BY _score LIMIT :limit"
-    )
-    result = conn.execute(sql, {"match": match, "limit": limit, **params}).all()
-    return [(Trace.from_row(r), r._mapping["_score"]) for r in result]
-
-
-def _rank_then_fetch(conn: Connection, match: str, limit: int) -> list[tuple[Trace, float]]:
-    """Without filters: rank in the index alone, then read only the top rows.
-
-    Joining every match to its row costs one table lookup per match (thousands
-    for a common word); ranking first costs lookups only for the top few.
-    Soft-deleted traces stay in the index (for as-of queries), so the ranking
-    over-fetches and widens until ``limit`` active traces are found or the
-    matches run out.
-    """
-    want = limit + _OVERFETCH
-    # The driver's cursor directly: this is the hot path of every search, and
-    # SQLAlchemy's statement and result machinery doubled its fixed cost.
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
+def _candidates(
+    conn: Connection,
+    lex: lexical.LexicalRanking,
+    scores: dense.DenseScores | None,
+    depth: int,
+    where: str | None,
+    params: dict[str, Any],
+) -> list[ranking.Candidate]:
+    """The union of both channels' best ``depth``, fetched and checked against the filters."""
+    by_seq: dict[int, ranking.Candidate] = {}
+    bm25 = {seq: (rank, score) for rank, (seq, score) in enumerate(lex.ranked, start=1)}
+    vector: dict[int, tuple[int, float]] = {}
+    if scores is not None:
+        # Unfiltered, the index still holds deleted traces: fetch until enough are active.
+        want, rows = depth, {}
         while True:
-            ranked = cursor.execute(_RANK_SQL, (match, want)).fetchall()
-            if not ranked:
-                return []
-            scores = {r[0]: r[1] for r in ranked}
-            marks = ", ".join(str(int(seq)) for seq in scores)
-            cursor.execute(f"SELECT * FROM memory_traces WHERE seq IN ({marks}) AND deleted = 0")
-            names = [d[0] for d in cursor.description]
-            rows = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
-            if len(rows) >= limit or len(ranked) < want:
-                best = sorted(rows, key=lambda r: scores[r["seq"]])[:limit]
-                return [(Trace.from_mapping(r), scores[r["seq"]]) for r in best]
+            ranked = scores.best(want)
+            rows = _fetch(conn, [seq for seq, _ in ranked] + list(bm25), where, params)
+            active = [(seq, score) for seq, score in ranked if seq in rows]
+            if len(active) >= depth or len(ranked) < want:
+                break
             want *= 4
-    finally:
-        cursor.close()
+        vector = {seq: (rank, score) for rank, (seq, score) in enumerate(active[:depth], start=1)}
+    else:
+        rows = _fetch(conn, list(bm25), where, params)
+    for seq, trace in rows.items():
+        if seq not in bm25 and seq not in vector:
+            continue
+        c = ranking.Candidate(trace)
+        if seq in bm25:
+            c.bm25_rank, c.bm25_score = bm25[seq]
+        if seq in vector:
+            c.vector_rank, c.vector_score = vector[seq]
+        elif scores is not None:
+            c.vector_score = scores.of(seq)
+        by_seq[seq] = c
+    return list(by_seq.values())
 
 
-class _TermShares:
-    """Document frequencies of stems, cached per brain.
+def _fetch(
+    conn: Connection, seqs: Sequence[int], where: str | None, params: dict[str, Any]
+) -> dict[int, Trace]:
+    """The traces among ``seqs`` that pass the filters, by seq."""
+    condition = where or "t.deleted = 0"
+    out: dict[int, Trace] = {}
+    unique = list(dict.fromkeys(seqs))
+    for lo in range(0, len(unique), _ID_CHUNK):
+        marks = ", ".join(str(int(seq)) for seq in unique[lo : lo + _ID_CHUNK])
+        sql = text(f"SELECT t.* FROM memory_traces t WHERE t.seq IN ({marks}) AND {condition}")
+        for row in conn.execute(sql, params):
+            trace = Trace.from_row(row)
+            out[trace.seq] = trace
+    return out
 
-    Reading a frequency from fts5vocab walks the term's whole posting list --
-    longest for exactly the common words the lookup is meant to drop -- so the
-    numbers are cached and dropped when the brain has grown by a tenth.
+
+_embedders_lock = threading.Lock()
+_from_settings: dict[tuple[Any, ...], dense.QueryEmbedder | None] = {}
+_given: weakref.WeakKeyDictionary[Any, dense.QueryEmbedder] = weakref.WeakKeyDictionary()
+
+
+def _query_embedder(brain: Brain, embedder: Any) -> dense.QueryEmbedder | None:
+    """This process's query embedder for the given embedder, or the settings' one.
+
+    Kept per embedder, so its query cache and failure pause outlive one search.
     """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_brain: dict[str, tuple[int, dict[str, int]]] = {}
-
-    def df(self, conn: Connection, key: str, total: int, stems: list[str]) -> dict[str, int]:
-        with self._lock:
-            basis, cache = self._by_brain.get(key, (0, {}))
-            if total > basis * 1.1 or total < basis:
-                basis, cache = total, {}
-                self._by_brain[key] = (basis, cache)
-            missing = [s for s in stems if s not in cache]
-        vocab = text(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = :term")
-        found = {s: int(conn.execute(vocab, {"term": s}).scalar() or 0) for s in missing}
-        with self._lock:
-            cache.update(found)
-            return {s: cache.get(s, found.get(s, 0)) for s in stems}
-
-
-_term_shares = _TermShares()
-
-
-def natural_query(conn: Connection, query: str, settings: Any, cache_key: str = "") -> str:
-    """An FTS5 query from plain words: content words, quoted, OR-ed.
-
-    On a brain of at least ``search_term_share_min_docs`` traces, words found
-    in more than ``search_max_term_share`` of them are dropped (the rarest is
-    kept if all are that common).
-    """
-    terms = content_words(query)
-    if not terms:
-        return ""
-    total = conn.execute(text("SELECT coalesce(max(seq), 0) FROM memory_traces")).scalar_one()
-    if total >= settings.search_term_share_min_docs and len(terms) > 1:
-        limit = settings.search_max_term_share * total
-        stems = {w: stem(w) for w in terms}
-        df_by_stem = _term_shares.df(conn, cache_key or "-", total, list(stems.values()))
-        df = {w: df_by_stem[stems[w]] for w in terms}
-        kept = [w for w in terms if df[w] <= limit]
-        terms = kept or [min(terms, key=lambda w: df[w])]
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in terms)
+    s = brain.settings
+    if embedder is None:
+        return None
+    with _embedders_lock:
+        if not isinstance(embedder, _Default):
+            found = _given.get(embedder)
+            if found is None:
+                found = _given[embedder] = dense.QueryEmbedder(embedder, s.search_embed_retry_s)
+            return found
+        key = (s.embedder, s.embed_model, tuple(s.embed_endpoints), s.embed_dim, s.embed_threads)
+        if key not in _from_settings:
+            made = make_embedder(s)
+            _from_settings[key] = (
+                dense.QueryEmbedder(made, s.search_embed_retry_s) if made is not None else None
+            )
+        return _from_settings[key]

@@ -119,6 +119,57 @@ class Settings(BaseSettings):
         ge=0,
         description="The frequent-word rule applies only to brains with at least this many traces.",
     )
+    search_candidates: int = Field(
+        100, ge=1, le=10_000, description="How deep each channel ranks before fusion."
+    )
+    search_fusion: Literal["minmax", "rrf"] = Field(
+        "minmax",
+        description="minmax: convex mix of each channel's min-max scaled score; "
+        "rrf: reciprocal rank fusion.",
+    )
+    search_vector_weight: float = Field(
+        0.5, ge=0, le=1, description="Share of the vector channel in the fused score; 0: off."
+    )
+    search_rrf_k: float = Field(60.0, gt=0, description="RRF's rank offset k.")
+    search_context_weight: float = Field(
+        0.5,
+        ge=0,
+        description="BM25 weight of a turn's previous turn (its context column) against its own "
+        "text's 1; 0: off.",
+    )
+    search_neighbour_smoothing: float = Field(
+        0.5,
+        ge=0,
+        description="Weight of a turn's stream neighbours in its vector similarity; 0: off.",
+    )
+    search_speaker_boost: float = Field(
+        0.5,
+        ge=0,
+        description="A query naming exactly one speaker lifts that speaker's turns by this "
+        "factor (+50%); 0: off.",
+    )
+    search_time_boost: float = Field(
+        0.5,
+        ge=0,
+        description="A query naming a time lifts traces that happened then by this factor; 0: off.",
+    )
+    search_strength_weight: float = Field(
+        0.2, ge=0, le=1, description="How much decayed strength scales the score; 0: off."
+    )
+    search_recency_weight: float = Field(
+        0.1, ge=0, description="Lift of a trace that happened just now; 0: off."
+    )
+    search_recency_half_life_days: float = Field(
+        30.0, gt=0, description="Days for the recency lift to halve."
+    )
+    search_importance_weight: float = Field(
+        0.2, ge=0, le=2, description="How much importance (0..1, 0.5 neutral) scales the score."
+    )
+    search_embed_retry_s: float = Field(
+        30.0,
+        ge=0,
+        description="After the embedder fails, searches skip the vector channel this long.",
+    )
 
     # -- decay (Ebbinghaus) ------------------------------------------------
     decay_base_stability_days: float = Field(

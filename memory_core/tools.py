@@ -22,6 +22,7 @@ from memory_core.db import Brain
 from memory_core.errors import InvalidArgument, NotEnabled, ReverieError
 from memory_core.schema import SCOPES, TRACE_TYPES
 from memory_core.search import search as search_traces
+from memory_core.timeref import parse_time
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,12 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
                 "scope": {"type": "string", "enum": list(SCOPES)},
                 "tags": {**_TAGS, "description": "Only traces carrying every one of these tags."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
+                "asOf": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Recall what was valid at this time (ISO 8601): traces "
+                    "deleted later still show, traces from later do not.",
+                },
             },
             "required": ["query"],
             "additionalProperties": False,
@@ -213,6 +220,7 @@ def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         scope_id=ctx.scope_ids.get(scope) if scope else None,
         tags=args.get("tags"),
         limit=args.get("limit", 10),
+        as_of=parse_time(args.get("asOf"), "asOf"),
     )
     results = [
         {

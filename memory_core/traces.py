@@ -25,6 +25,9 @@ from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 
 MAX_TAGS = 64
 MAX_TAG_LENGTH = 128
+MAX_STREAM_LENGTH = 512
+# Trace fields that are the brain's own bookkeeping, not part of a trace's view.
+_INTERNAL_FIELDS = frozenset({"seq", "prev_seq", "context"})
 
 
 def content_hash(content: str) -> str:
@@ -72,6 +75,9 @@ class Trace:
     deleted_reason: str | None
     deleted_at: float | None
     version: int
+    stream: str | None = None
+    prev_seq: int | None = None
+    context: str = ""
 
     @classmethod
     def from_row(cls, row: Any) -> Trace:
@@ -104,12 +110,14 @@ class Trace:
             deleted_reason=m["deleted_reason"],
             deleted_at=m["deleted_at"],
             version=m["version"],
+            stream=m["stream"],
+            prev_seq=m["prev_seq"],
+            context=m["context"],
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready view (without the internal rowid)."""
-        d = {k: v for k, v in self.__dict__.items() if k != "seq"}
-        return d
+        """JSON-ready view, without the internal rowids and the copied context."""
+        return {k: v for k, v in self.__dict__.items() if k not in _INTERNAL_FIELDS}
 
 
 @dataclass
@@ -126,6 +134,9 @@ class NewTrace:
     sources: list[Any] = field(default_factory=list)
     occurred_at: float | None = None
     id: str | None = None
+    # The conversation this trace is a turn of: its previous turn in the same
+    # stream is linked and indexed with it as context.
+    stream: str | None = None
 
 
 # -- validation --------------------------------------------------------------
@@ -181,6 +192,12 @@ def check_new(item: NewTrace) -> NewTrace:
         raise InvalidArgument("metadata must be an object")
     if item.id is not None and not (isinstance(item.id, str) and item.id.strip()):
         raise InvalidArgument("id must be a non-empty string when given")
+    if item.stream is not None and not (
+        isinstance(item.stream, str)
+        and item.stream.strip()
+        and len(item.stream) <= MAX_STREAM_LENGTH
+    ):
+        raise InvalidArgument(f"stream must be 1 to {MAX_STREAM_LENGTH} characters when given")
     return NewTrace(
         content=item.content,
         type=item.type,
@@ -192,6 +209,7 @@ def check_new(item: NewTrace) -> NewTrace:
         sources=list(item.sources),
         occurred_at=item.occurred_at,
         id=item.id,
+        stream=item.stream,
     )
 
 
@@ -201,20 +219,27 @@ def _dumps(value: Any) -> str:
 
 # -- full-text index ---------------------------------------------------------
 
-_FTS_INSERT = text(f"INSERT INTO {FTS_TABLE}(rowid, content, tags) VALUES (:seq, :content, :tags)")
+_FTS_INSERT = text(
+    f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) "
+    "VALUES (:seq, :content, :tags, :context)"
+)
 _FTS_DELETE = text(
-    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, content, tags) "
-    "VALUES ('delete', :seq, :content, :tags)"
+    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, content, tags, context) "
+    "VALUES ('delete', :seq, :content, :tags, :context)"
 )
 
 
-def fts_insert(conn: Connection, seq: int, content: str, tags_json: str) -> None:
-    conn.execute(_FTS_INSERT, {"seq": seq, "content": content, "tags": tags_json})
+def fts_insert(conn: Connection, seq: int, content: str, tags_json: str, context: str) -> None:
+    conn.execute(
+        _FTS_INSERT, {"seq": seq, "content": content, "tags": tags_json, "context": context}
+    )
 
 
-def fts_delete(conn: Connection, seq: int, content: str, tags_json: str) -> None:
+def fts_delete(conn: Connection, seq: int, content: str, tags_json: str, context: str) -> None:
     """Remove an entry; the values must be exactly those that were indexed."""
-    conn.execute(_FTS_DELETE, {"seq": seq, "content": content, "tags": tags_json})
+    conn.execute(
+        _FTS_DELETE, {"seq": seq, "content": content, "tags": tags_json, "context": context}
+    )
 
 
 # -- writes ------------------------------------------------------------------
@@ -222,10 +247,13 @@ def fts_delete(conn: Connection, seq: int, content: str, tags_json: str) -> None
 _INSERT_SQL = (
     "INSERT INTO memory_traces (id, brain_id, type, scope, scope_id, content, content_hash, "
     "tags, importance, strength, stability, created_at, updated_at, occurred_at, "
-    "retrieval_count, metadata, sources, deleted, version) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1)"
+    "retrieval_count, metadata, sources, deleted, version, stream, prev_seq, context) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1, ?, ?, ?)"
 )
-_FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags) VALUES (?, ?, ?)"
+_FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) VALUES (?, ?, ?, ?)"
+_LAST_IN_STREAM_SQL = (
+    "SELECT seq, content FROM memory_traces WHERE stream = ? ORDER BY seq DESC LIMIT 1"
+)
 
 
 def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> str:
@@ -239,6 +267,11 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
     tags_json = _dumps(list(item.tags))
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
+        prev_seq, context = None, ""
+        if item.stream is not None:
+            last = cursor.execute(_LAST_IN_STREAM_SQL, (item.stream,)).fetchone()
+            if last is not None:
+                prev_seq, context = last
         cursor.execute(
             _INSERT_SQL,
             (
@@ -256,10 +289,13 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
                 item.occurred_at if item.occurred_at is not None else now,
                 _dumps(item.metadata),
                 _dumps(item.sources),
+                item.stream,
+                prev_seq,
+                context,
             ),
         )
         seq = cursor.lastrowid
-        cursor.execute(_FTS_INSERT_SQL, (seq, item.content, tags_json))
+        cursor.execute(_FTS_INSERT_SQL, (seq, item.content, tags_json, context))
     except sqlite3.IntegrityError as e:
         raise Conflict(f"trace id {trace_id} already exists") from e
     finally:
@@ -366,8 +402,8 @@ def rewrite_trace(
         raise Conflict(f"trace {old.id} changed while it was being updated")
     old_tags_json = _dumps(old.tags)
     if new_content != old.content or values["tags"] != old_tags_json:
-        fts_delete(conn, old.seq, old.content, old_tags_json)
-        fts_insert(conn, old.seq, new_content, values["tags"])
+        fts_delete(conn, old.seq, old.content, old_tags_json, old.context)
+        fts_insert(conn, old.seq, new_content, values["tags"], old.context)
     if new_content != old.content:
         conn.execute(text("DELETE FROM trace_embeddings WHERE trace_id = :id"), {"id": old.id})
     fresh = _fetch(conn, old.id)

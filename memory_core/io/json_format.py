@@ -60,7 +60,9 @@ def _write_list(out: IO[bytes], name: str, rows: Any, progress: Progress | None 
 def _trace_rows(conn: Any) -> Any:
     for row in conn.execute(text("SELECT * FROM memory_traces ORDER BY seq")):
         d = dict(row._mapping)
-        del d["seq"]
+        # Brain-local bookkeeping: an import links each turn to its stream again.
+        for internal in ("seq", "prev_seq", "context"):
+            del d[internal]
         for col in _JSON_COLUMNS:
             d[col] = json.loads(d[col])
         yield d

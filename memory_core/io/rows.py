@@ -94,6 +94,7 @@ def record_from_row(row: Any, place: str) -> Record | None:
             sources=_json_field(row, "sources", list, []),
             occurred_at=float(occurred) if occurred is not None else None,
             id=source_id or None,
+            stream=row.get("stream") or None,
         )
         columns = _carried(row)
     except (InvalidArgument, TypeError, ValueError) as e:

@@ -111,11 +111,14 @@ def test_paired_multi_hop_all_at_10_counts_only_category_1_questions() -> None:
 
 
 def test_baseline_is_run_first_even_when_not_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(locomo.CONFIGS, "other", locomo.SearchConfig("other", "a second one"))
+    configs = {
+        name: locomo.SearchConfig(name, f"config {name}") for name in ("bm25", "default", "other")
+    }
+    monkeypatch.setattr(locomo, "CONFIGS", configs)
     assert locomo.select_configs(["other"]) == ["bm25", "other"]
     assert locomo.select_configs(["other", "bm25", "other"]) == ["bm25", "other"]
-    assert locomo.select_configs(["all"]) == ["bm25", "other"]
-    assert locomo.select_configs(None) == ["bm25", "other"]
+    assert locomo.select_configs(["all"]) == ["bm25", "default", "other"]
+    assert locomo.select_configs(None) == ["bm25", "default"]
 
 
 def _conversation(texts: list[str], questions: list[dict[str, Any]]) -> dict[str, Any]:

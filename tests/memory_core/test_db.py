@@ -127,3 +127,74 @@ def test_write_transactions_begin_immediate(brain: mc.Brain, tmp_path: Path) -> 
     other.execute("BEGIN IMMEDIATE")
     other.execute("ROLLBACK")
     other.close()
+
+
+def test_migration_links_turns_already_ingested_into_streams(
+    settings: mc.Settings, tmp_path: Path
+) -> None:
+    """A brain made before streams existed gets them for its ingested turns."""
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    from memory_core.db import _alembic_config
+
+    path = tmp_path / "old.sqlite"
+    engine = create_engine(f"sqlite:///{path}")
+    cfg = _alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        try:
+            command.upgrade(cfg, "0002")
+        finally:
+            cfg.attributes.pop("connection", None)
+        rows = [
+            ("a", "User: I adopted a beagle", '["turn"]', '{"conversation_id": "c1"}', 1),
+            ("b", "User: she is called Miso", '["turn"]', '{"conversation_id": "c1"}', 1),
+            ("c", "User: a fact, not a turn", '["knowledge"]', '{"conversation_id": "c1"}', 0),
+            ("d", "User: other chat", '["turn"]', '{"conversation_id": "c2"}', 1),
+        ]
+        for i, (tid, content, tags, meta, is_turn) in enumerate(rows, start=1):
+            sources = '[{"turn": "turn_x"}]' if is_turn else "[]"
+            conn.execute(
+                text(
+                    "INSERT INTO memory_traces (seq, id, brain_id, type, scope, scope_id, content, "
+                    "content_hash, tags, created_at, updated_at, occurred_at, metadata, sources) "
+                    "VALUES (:seq, :id, 'br_x', 'episodic', 'user', 'alice', :content, 'h', "
+                    ":tags, 0, 0, 0, :meta, :sources)"
+                ),
+                {
+                    "seq": i,
+                    "id": tid,
+                    "content": content,
+                    "tags": tags,
+                    "meta": meta,
+                    "sources": sources,
+                },
+            )
+            conn.execute(
+                text("INSERT INTO memory_traces_fts(rowid, content, tags) VALUES (:s, :c, :t)"),
+                {"s": i, "c": content, "t": tags},
+            )
+    engine.dispose()
+    brain = mc.open_brain(settings, url=f"sqlite:///{path}")
+    with brain.read() as conn:
+        got = {
+            r[0]: (r[1], r[2], r[3])
+            for r in conn.execute(text("SELECT id, stream, prev_seq, context FROM memory_traces"))
+        }
+    assert got == {
+        "a": ("user:alice:c1", None, ""),
+        "b": ("user:alice:c1", 1, "User: I adopted a beagle"),
+        "c": (None, None, ""),
+        "d": ("user:alice:c2", None, ""),
+    }
+    # The rebuilt index holds the context: "Miso" is found by "beagle" too.
+    hits = mc.search(brain, "beagle").results
+    assert [h.trace.id for h in hits] == ["a", "b"]
+    assert maintenance_ok(brain)
+
+
+def maintenance_ok(brain: mc.Brain) -> bool:
+    from memory_core.maintenance import _check_fts
+
+    return _check_fts(brain) == []

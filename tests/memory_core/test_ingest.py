@@ -177,3 +177,24 @@ def test_retrieval_feedback_applies_once_and_keeps_the_event(brain: mc.Brain) ->
     with brain.read() as conn:
         events = conn.execute(text("SELECT id, consolidated FROM retrieval_events")).all()
     assert [tuple(e) for e in events] == [("ret_1", 0)]
+
+
+def test_a_conversations_episodes_form_one_stream(brain: mc.Brain) -> None:
+    first = ingest.accept_turn(brain, turn("I adopted a beagle.", conversation_id="c1"))
+    other = ingest.accept_turn(brain, turn("Unrelated chat.", conversation_id="c2"))
+    second = ingest.accept_turn(brain, turn("She is called Miso.", conversation_id="c1"))
+    for t in (first, other, second):
+        ingest.ingest_turns(brain, [t.turn_id], facts_of())
+    episodes = {
+        tr.content.split("\n")[0]: tr
+        for tr in (
+            mc.get_trace(brain, h.trace.id)
+            for h in mc.search(brain, "turn", tags=["turn"], limit=10).results
+        )
+    }
+    a = episodes["User: I adopted a beagle."]
+    b = episodes["User: She is called Miso."]
+    c = episodes["User: Unrelated chat."]
+    assert a.stream == b.stream == "user:alice:c1" and c.stream == "user:alice:c2"
+    assert b.prev_seq == a.seq and b.context == a.content
+    assert a.prev_seq is None and c.prev_seq is None

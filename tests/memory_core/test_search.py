@@ -70,4 +70,5 @@ def test_search_reports_decayed_strength_and_bm25_channel(brain: mc.Brain) -> No
     hit = mc.search(brain, "otters", now=14 * DAY).results[0]
     assert math.isclose(hit.strength, math.exp(-2))
     assert hit.channels["bm25"]["rank"] == 1
-    assert hit.score == hit.channels["bm25"]["score"]
+    assert math.isclose(hit.score, hit.fused * math.prod(hit.adjustments.values()))
+    assert math.isclose(hit.adjustments["strength"], 0.8 + 0.2 * math.exp(-2))

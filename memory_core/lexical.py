@@ -1,0 +1,194 @@
+"""The BM25 channel: FTS5 ranking under the search's hard filters.
+
+The query runs as FTS5 syntax (AND, OR, NOT, "phrase", prefix*).  When SQLite
+rejects it -- "what's the user's favourite colour?" is not FTS5 -- or when a
+plain multi-word query finds nothing because FTS5 ANDs its words, it runs
+again as a natural-language query: its content words OR-ed, each quoted.
+
+Each trace is indexed with its ``context`` (the previous turn of its stream)
+as a third column, weighted ``search_context_weight`` against the content's
+1: a turn is found by what was said just before it, but ranks above it only
+when its own words match too.
+
+BM25 cost is linear in the rows a term matches, so on a large brain the
+natural-language path also drops words that occur in a large share of traces
+(looked up in the fts5vocab table, by Porter stem as the index stores them):
+such words rank little and cost most.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, text
+from sqlalchemy.exc import OperationalError
+
+from memory_core.schema import FTS_TABLE, VOCAB_TABLE
+from memory_core.textutil import content_words, stem
+
+# Operators and syntax that mark a query as deliberate FTS5, not plain words.
+FTS_SYNTAX = re.compile(r'\b(AND|OR|NOT|NEAR)\b|["*()^:+{}]')
+# Error texts SQLite gives for a MATCH expression it cannot parse.
+_SYNTAX_ERRORS = (
+    "fts5:",
+    "syntax error",
+    "no such column",
+    "unterminated string",
+    "unknown special query",
+)
+# Extra ranks fetched when ranking before filtering, to cover deleted traces.
+_OVERFETCH = 10
+
+
+@dataclass(frozen=True)
+class LexicalRanking:
+    """The channel's answer: best-first (seq, score) pairs, higher score better."""
+
+    ranked: list[tuple[int, float]]
+    mode: str  # "fts" or "natural"
+    query: str
+
+
+def rank(
+    conn: Connection,
+    query: str,
+    where: str | None,
+    params: dict[str, Any],
+    depth: int,
+    *,
+    context_weight: float,
+    settings: Any,
+    cache_key: str,
+) -> LexicalRanking:
+    """The ``depth`` best matches of ``query`` among traces passing ``where``.
+
+    ``where`` is an SQL condition over ``t`` (memory_traces); None means only
+    "not deleted", which ranks in the index alone (see :func:`_rank_active`).
+    """
+    bm25 = f"bm25({FTS_TABLE}, 1.0, 1.0, {float(context_weight)!r})"
+    # Without the context column, a row matching only there must not match.
+    scoped = (lambda m: m) if context_weight > 0 else (lambda m: f"{{content tags}} : ({m})")
+    mode, match = "fts", query
+    ranked = _run(conn, scoped(match), where, params, depth, bm25)
+    if ranked is None or (not ranked and not FTS_SYNTAX.search(query) and len(query.split()) > 1):
+        mode = "natural"
+        match = natural_query(conn, query, settings, cache_key)
+        ranked = (_run(conn, scoped(match), where, params, depth, bm25) if match else None) or []
+    return LexicalRanking(ranked, mode, match)
+
+
+def _run(
+    conn: Connection,
+    match: str,
+    where: str | None,
+    params: dict[str, Any],
+    depth: int,
+    bm25: str,
+) -> list[tuple[int, float]] | None:
+    """Matches best first, or None when FTS5 rejects the syntax of ``match``."""
+    try:
+        if where is None:
+            return _rank_active(conn, match, depth, bm25)
+        sql = text(
+            f"SELECT t.seq, {bm25} AS _score FROM {FTS_TABLE} "
+            f"JOIN memory_traces t ON t.seq = {FTS_TABLE}.rowid "
+            f"WHERE {FTS_TABLE} MATCH :match AND {where} ORDER BY _score LIMIT :limit"
+        )
+        rows = conn.execute(sql, {"match": match, "limit": depth, **params}).all()
+        return [(int(seq), -float(score)) for seq, score in rows]
+    except (OperationalError, sqlite3.OperationalError) as e:
+        message = str(getattr(e, "orig", e)).lower()
+        if any(s in message for s in _SYNTAX_ERRORS):
+            return None
+        raise
+
+
+def _rank_active(conn: Connection, match: str, depth: int, bm25: str) -> list[tuple[int, float]]:
+    """Without filters: rank in the index alone, then check only the top rows.
+
+    Joining every match to its row costs one table lookup per match (thousands
+    for a common word); ranking first costs lookups only for the top few.
+    Soft-deleted traces stay in the index (for as-of queries), so the ranking
+    over-fetches and widens until ``depth`` active traces are found or the
+    matches run out.
+    """
+    want = depth + _OVERFETCH
+    rank_sql = (
+        f"SELECT rowid, {bm25} FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? ORDER BY {bm25} LIMIT ?"
+    )
+    # The driver's cursor directly: this is the hot path of every search, and
+    # SQLAlchemy's statement and result machinery doubled its fixed cost.
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        while True:
+            ranked = cursor.execute(rank_sql, (match, want)).fetchall()
+            if not ranked:
+                return []
+            marks = ", ".join(str(int(seq)) for seq, _ in ranked)
+            active = {
+                r[0]
+                for r in cursor.execute(
+                    f"SELECT seq FROM memory_traces WHERE seq IN ({marks}) AND deleted = 0"
+                )
+            }
+            if len(active) >= depth or len(ranked) < want:
+                kept = [(int(seq), -float(score)) for seq, score in ranked if seq in active]
+                return kept[:depth]
+            want *= 4
+    finally:
+        cursor.close()
+
+
+class _TermShares:
+    """Document frequencies of stems, cached per brain.
+
+    Reading a frequency from fts5vocab walks the term's whole posting list --
+    longest for exactly the common words the lookup is meant to drop -- so the
+    numbers are cached and dropped when the brain has grown by a tenth.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_brain: dict[str, tuple[int, dict[str, int]]] = {}
+
+    def df(self, conn: Connection, key: str, total: int, stems: Sequence[str]) -> dict[str, int]:
+        with self._lock:
+            basis, cache = self._by_brain.get(key, (0, {}))
+            if total > basis * 1.1 or total < basis:
+                basis, cache = total, {}
+                self._by_brain[key] = (basis, cache)
+            missing = [s for s in stems if s not in cache]
+        vocab = text(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = :term")
+        found = {s: int(conn.execute(vocab, {"term": s}).scalar() or 0) for s in missing}
+        with self._lock:
+            cache.update(found)
+            return {s: cache.get(s, found.get(s, 0)) for s in stems}
+
+
+_term_shares = _TermShares()
+
+
+def natural_query(conn: Connection, query: str, settings: Any, cache_key: str = "") -> str:
+    """An FTS5 query from plain words: content words, quoted, OR-ed.
+
+    On a brain of at least ``search_term_share_min_docs`` traces, words found
+    in more than ``search_max_term_share`` of them are dropped (the rarest is
+    kept if all are that common).
+    """
+    terms = content_words(query)
+    if not terms:
+        return ""
+    total = conn.execute(text("SELECT coalesce(max(seq), 0) FROM memory_traces")).scalar_one()
+    if total >= settings.search_term_share_min_docs and len(terms) > 1:
+        limit = settings.search_max_term_share * total
+        stems = {w: stem(w) for w in terms}
+        df_by_stem = _term_shares.df(conn, cache_key or "-", total, list(stems.values()))
+        df = {w: df_by_stem[stems[w]] for w in terms}
+        kept = [w for w in terms if df[w] <= limit]
+        terms = kept or [min(terms, key=lambda w: df[w])]
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in terms)

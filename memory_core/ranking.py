@@ -1,0 +1,164 @@
+"""Fusion and adjustments: from each channel's ranking to one order.
+
+Pure functions over the candidates a search gathered.  Fusion is either a
+convex mix of min-max scaled scores (default: BM25 over its best match,
+cosine over the spread of every allowed trace) or reciprocal rank fusion.
+Then each switchable adjustment multiplies the fused score by a factor that
+is 1 when it does not apply: the speaker a query names, a time it names,
+decayed strength, recency and importance.  Every factor is kept, so each
+result can say why it ranks where it does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory_core.decay import DAY, effective_strength
+from memory_core.dense import DenseScores
+from memory_core.textutil import words
+from memory_core.timeref import Period
+from memory_core.traces import Trace
+
+
+@dataclass
+class Candidate:
+    """A trace some channel found, with what each channel said of it."""
+
+    trace: Trace
+    bm25_rank: int | None = None
+    bm25_score: float | None = None
+    vector_rank: int | None = None
+    vector_score: float | None = None
+    strength: float = 0.0
+    fused: float = 0.0
+    factors: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        value = self.fused
+        for factor in self.factors.values():
+            value *= factor
+        return value
+
+    def channels(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        if self.bm25_score is not None:
+            out["bm25"] = {"rank": self.bm25_rank, "score": round(self.bm25_score, 6)}
+        if self.vector_score is not None:
+            out["vector"] = {"rank": self.vector_rank, "score": round(self.vector_score, 6)}
+        return out
+
+
+def fuse_minmax(cands: Sequence[Candidate], dense: DenseScores | None, weight: float) -> None:
+    """fused = (1 - w) * bm25 / best bm25 + w * min-max scaled cosine.
+
+    A trace without a vector yet (just written) takes its BM25 share for the
+    vector share too, rather than a zero that would sink it.
+    """
+    best = max((c.bm25_score for c in cands if c.bm25_score is not None), default=0.0)
+    for c in cands:
+        lexical = c.bm25_score / best if c.bm25_score is not None and best > 0 else 0.0
+        if dense is None or weight == 0:
+            c.fused = lexical
+            continue
+        semantic = dense.normalised(c.vector_score) if c.vector_score is not None else lexical
+        c.fused = (1.0 - weight) * lexical + weight * semantic
+
+
+def fuse_rrf(cands: Sequence[Candidate], k: float, weight: float) -> None:
+    """fused = (1 - w) / (k + BM25 rank) + w / (k + vector rank), over the ranks present."""
+    for c in cands:
+        c.fused = 0.0
+        if c.bm25_rank is not None:
+            c.fused += (1.0 - weight) / (k + c.bm25_rank)
+        if c.vector_rank is not None:
+            c.fused += weight / (k + c.vector_rank)
+
+
+def speaker_of(trace: Trace) -> str | None:
+    speaker = trace.metadata.get("speaker")
+    return speaker.strip() if isinstance(speaker, str) and speaker.strip() else None
+
+
+def named_speaker(query: str, cands: Sequence[Candidate]) -> str | None:
+    """The one speaker among the candidates' that the query names (by first name), if one."""
+    asked = set(words(query))
+    named = set()
+    for c in cands:
+        speaker = speaker_of(c.trace)
+        if speaker is not None and (first := words(speaker)[:1]) and first[0] in asked:
+            named.add(speaker)
+    return named.pop() if len(named) == 1 else None
+
+
+@dataclass(frozen=True)
+class Adjustments:
+    """The factors' weights (each 0 switches its factor off) and the time now."""
+
+    speaker_boost: float
+    time_boost: float
+    strength_weight: float
+    recency_weight: float
+    recency_half_life_days: float
+    importance_weight: float
+    decay_base_days: float
+    decay_growth: float
+    now: float
+
+    @classmethod
+    def from_settings(cls, s: Any, now: float) -> Adjustments:
+        return cls(
+            speaker_boost=s.search_speaker_boost,
+            time_boost=s.search_time_boost,
+            strength_weight=s.search_strength_weight,
+            recency_weight=s.search_recency_weight,
+            recency_half_life_days=s.search_recency_half_life_days,
+            importance_weight=s.search_importance_weight,
+            decay_base_days=s.decay_base_stability_days,
+            decay_growth=s.decay_stability_growth,
+            now=now,
+        )
+
+
+def adjust(
+    cands: Sequence[Candidate], query: str, periods: Sequence[Period], adj: Adjustments
+) -> None:
+    """Compute each candidate's strength and factors."""
+    speaker = named_speaker(query, cands) if adj.speaker_boost > 0 else None
+    for c in cands:
+        t = c.trace
+        c.strength = effective_strength(
+            t.strength,
+            last_accessed=t.last_accessed,
+            occurred_at=t.occurred_at,
+            retrieval_count=t.retrieval_count,
+            stability=t.stability,
+            now=adj.now,
+            base_days=adj.decay_base_days,
+            growth=adj.decay_growth,
+        )
+        factors: dict[str, float] = {}
+        if speaker is not None and speaker_of(t) == speaker:
+            factors["speaker"] = 1.0 + adj.speaker_boost
+        if adj.time_boost > 0 and any(a <= t.occurred_at < b for a, b in periods):
+            factors["time"] = 1.0 + adj.time_boost
+        if adj.strength_weight > 0:
+            factors["strength"] = 1.0 - adj.strength_weight + adj.strength_weight * c.strength
+        if adj.recency_weight > 0:
+            age_days = max(adj.now - t.occurred_at, 0.0) / DAY
+            lift = 0.5 ** (age_days / adj.recency_half_life_days)
+            factors["recency"] = 1.0 + adj.recency_weight * lift
+        if adj.importance_weight > 0:
+            factors["importance"] = 1.0 + adj.importance_weight * (t.importance - 0.5)
+        c.factors = factors
+
+
+def order(cands: Sequence[Candidate]) -> list[Candidate]:
+    """Best first; ties go to the better BM25 rank, then to the older trace."""
+    big = 1 << 30
+    return sorted(
+        cands,
+        key=lambda c: (-c.score, c.bm25_rank or big, c.vector_rank or big, c.trace.seq),
+    )

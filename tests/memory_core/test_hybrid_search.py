@@ -1,0 +1,323 @@
+"""Hybrid search: channels, fusion, filters first, degraded mode, as_of, score breakdown."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+import memory_core as mc
+from memory_core.decay import DAY
+from memory_core.embedders.base import Vectors
+from memory_core.embedders.stub import StubEmbedder
+from memory_core.embeddings import embed_missing, to_blob
+from memory_core.errors import EmbedderError
+
+
+class FlakyEmbedder(StubEmbedder):
+    """The stub's vectors, until ``broken`` is set: then every call fails."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.broken = False
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.broken:
+            self.calls += 1
+            raise EmbedderError("embedding endpoint unreachable")
+        return super().embed(texts)
+
+
+@pytest.fixture
+def stub() -> FlakyEmbedder:
+    return FlakyEmbedder()
+
+
+def embedded(brain: mc.Brain, stub: StubEmbedder, items: Sequence[mc.NewTrace]) -> list[str]:
+    ids = mc.add_traces(brain, items)
+    embed_missing(brain, stub)
+    return ids
+
+
+def test_vector_channel_finds_what_shares_no_word_with_the_stem(
+    brain: mc.Brain, stub: FlakyEmbedder
+) -> None:
+    # "colours" shares no Porter stem with "colour's"? It does; use a word the
+    # stub embeds alike but FTS5 cannot match: the bag of words is identical
+    # up to order, the query is not FTS5-parseable as given.
+    ids = embedded(
+        brain,
+        stub,
+        [mc.NewTrace("teal is the favourite colour"), mc.NewTrace("the deploy runs on friday")],
+    )
+    response = mc.search(brain, "colour favourite teal", embedder=stub)
+    assert response.channels == ["bm25", "vector"]
+    assert response.results[0].trace.id == ids[0]
+    top = response.results[0]
+    assert top.channels["bm25"]["rank"] == 1
+    assert top.channels["vector"]["rank"] == 1
+    # Only the vector channel ranks the unrelated trace, and below.
+    other = next(h for h in response.results if h.trace.id == ids[1])
+    assert "bm25" not in other.channels and other.channels["vector"]["rank"] == 2
+
+
+def test_every_result_carries_its_score_breakdown(brain: mc.Brain, stub: FlakyEmbedder) -> None:
+    embedded(brain, stub, [mc.NewTrace(f"note {i} about otters and rivers") for i in range(5)])
+    for hit in mc.search(brain, "otters", embedder=stub).results:
+        assert set(hit.channels) == {"bm25", "vector"}
+        for channel in hit.channels.values():
+            assert channel["rank"] >= 1 and isinstance(channel["score"], float)
+        assert set(hit.adjustments) == {"strength", "recency", "importance"}
+        assert math.isclose(hit.score, hit.fused * math.prod(hit.adjustments.values()))
+        shown = hit.to_dict()
+        assert {"channels", "fused", "adjustments", "score"} <= set(shown)
+
+
+def test_failing_embedder_degrades_to_bm25_and_says_so(
+    brain: mc.Brain, stub: FlakyEmbedder
+) -> None:
+    ids = embedded(brain, stub, [mc.NewTrace("kiwis are green"), mc.NewTrace("plums are purple")])
+    stub.broken = True
+    response = mc.search(brain, "kiwis", embedder=stub)
+    assert response.degraded == ["vector"]
+    assert response.channels == ["bm25"]
+    assert [h.trace.id for h in response.results] == [ids[0]]
+    assert set(response.results[0].channels) == {"bm25"}
+    assert response.to_dict()["degraded"] == ["vector"]
+    # The failed embedder is not asked again at once: the next search answers
+    # without waiting for it.
+    calls = stub.calls
+    again = mc.search(brain, "plums", embedder=stub)
+    assert again.degraded == ["vector"] and stub.calls == calls
+    assert [h.trace.id for h in again.results] == [ids[1]]
+
+
+def test_embedder_that_recovers_is_used_again_after_the_pause(
+    settings: mc.Settings, stub: FlakyEmbedder
+) -> None:
+    brain = mc.open_brain(settings.model_copy(update={"search_embed_retry_s": 0.0}))
+    embedded(brain, stub, [mc.NewTrace("kiwis are green")])
+    stub.broken = True
+    assert mc.search(brain, "kiwis", embedder=stub).degraded == ["vector"]
+    stub.broken = False
+    assert mc.search(brain, "kiwis", embedder=stub).degraded == []
+
+
+def test_a_brain_without_vectors_has_no_vector_channel_and_no_degradation(
+    brain: mc.Brain, stub: FlakyEmbedder
+) -> None:
+    mc.add_trace(brain, "kiwis are green")
+    response = mc.search(brain, "kiwis", embedder=stub)
+    assert response.channels == ["bm25"] and response.degraded == []
+    assert stub.calls == 0  # nothing to compare the query with: it is not embedded
+
+
+def test_filtered_out_traces_never_displace_a_match(settings: mc.Settings) -> None:
+    # Each channel ranks only two candidates: if filters applied after
+    # ranking, the many better matches of scope "bob" would fill both slots.
+    brain = mc.open_brain(settings.model_copy(update={"search_candidates": 2}))
+    stub = StubEmbedder()
+    crowd = [
+        mc.NewTrace("otters otters otters swim", scope_id="bob", type="semantic") for _ in range(20)
+    ]
+    mine = mc.NewTrace("an otter was seen once near the old mill", scope_id="alice")
+    ids = embedded(brain, stub, [*crowd, mine])
+    for kwargs in ({"scope_id": "alice"}, {"type": "episodic"}, {"tags": ["x"]}):
+        if kwargs == {"tags": ["x"]}:
+            mc.update_trace(brain, ids[-1], tags=["x"])
+            embed_missing(brain, stub)
+        hits = mc.search(brain, "otters swim", limit=1, embedder=stub, **kwargs).results
+        assert [h.trace.id for h in hits] == [ids[-1]], kwargs
+    # Deleted traces are filtered first too, in both channels.
+    for trace_id in ids[:-1]:
+        mc.delete_trace(brain, trace_id)
+    hits = mc.search(brain, "otters swim", limit=1, embedder=stub).results
+    assert [h.trace.id for h in hits] == [ids[-1]]
+
+
+def test_as_of_shows_what_was_valid_then(brain: mc.Brain) -> None:
+    old = mc.add_trace(brain, "alice lives in porto", occurred_at=100.0, now=100.0)
+    later = mc.add_trace(brain, "alice lives in lisbon", occurred_at=300.0, now=300.0)
+    gone = mc.add_trace(brain, "alice lives in faro", occurred_at=50.0, now=50.0)
+    mc.delete_trace(brain, old, now=400.0)  # superseded later
+    mc.delete_trace(brain, gone, now=80.0)  # deleted before the time asked about
+
+    def found(**kwargs: float) -> set[str]:
+        return {h.trace.id for h in mc.search(brain, "alice lives", **kwargs).results}
+
+    assert found(as_of=200.0) == {old}  # deleted later: shown; happened later: not
+    assert found(as_of=350.0) == {later, old}
+    assert found(as_of=60.0) == {gone}
+    assert found(as_of=500.0) == {later}
+    assert found() == {later}  # without as_of: what is active now
+
+
+def test_as_of_keeps_traces_merged_away_later(brain: mc.Brain) -> None:
+    a = mc.add_trace(brain, "bob likes tea", occurred_at=10.0, now=10.0)
+    b = mc.add_trace(brain, "bob likes green tea", occurred_at=20.0, now=20.0)
+    result = mc.merge_traces(brain, [a, b], now=100.0)
+    gone = result.deleted_ids[0]
+    assert gone in {h.trace.id for h in mc.search(brain, "bob tea", as_of=50.0).results}
+    assert gone not in {h.trace.id for h in mc.search(brain, "bob tea").results}
+
+
+def test_as_of_applies_to_the_vector_channel(brain: mc.Brain) -> None:
+    stub = StubEmbedder()
+    early = mc.NewTrace("otters in the river", occurred_at=100.0)
+    late = mc.NewTrace("otters in the lake", occurred_at=900.0)
+    ids = embedded(brain, stub, [early, late])
+    hits = mc.search(brain, "otters", as_of=500.0, embedder=stub).results
+    assert [h.trace.id for h in hits] == [ids[0]]
+
+
+@pytest.mark.parametrize("bad", [True, float("nan"), float("inf"), "2023-05-08"])
+def test_bad_as_of_is_refused(brain: mc.Brain, bad: object) -> None:
+    with pytest.raises(mc.InvalidArgument, match=r"^as_of must be a time"):
+        mc.search(brain, "x", as_of=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", ["yesterday-ish", "", "nan", True])
+def test_unreadable_times_are_refused_naming_the_field(bad: object) -> None:
+    with pytest.raises(mc.InvalidArgument, match=r"^as_of: not"):
+        mc.parse_time(bad, "as_of")  # type: ignore[arg-type]
+
+
+def test_times_read_as_iso_or_epoch() -> None:
+    assert mc.parse_time("2023-05-08T00:00:00Z") == 1683504000.0
+    assert mc.parse_time("2023-05-08") == 1683504000.0  # naive: UTC
+    assert mc.parse_time("1683504000") == 1683504000.0
+    assert mc.parse_time(12) == 12.0 and mc.parse_time(None) is None
+
+
+def test_vectors_written_later_reach_the_next_search_without_a_reload(
+    brain: mc.Brain, stub: FlakyEmbedder
+) -> None:
+    first = embedded(brain, stub, [mc.NewTrace("quiet note about lanterns")])
+    assert mc.search(brain, "lanterns", embedder=stub).channels == ["bm25", "vector"]
+    # Another process writes a vector straight into the file: the triggers log
+    # it, and the in-memory index picks it up.
+    second = mc.add_trace(brain, "paper lanterns at the festival")
+    vector = stub.embed(["paper lanterns at the festival"])[0]
+    with sqlite3.connect(brain.path) as raw:
+        raw.execute(
+            "INSERT INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
+            "VALUES (?, 'stub', ?, ?, 0)",
+            (second, len(vector), to_blob(vector)),
+        )
+    hits = mc.search(brain, "lanterns festival", embedder=stub).results
+    assert {h.trace.id for h in hits if "vector" in h.channels} == {first[0], second}
+    # An edit drops the trace's vector: the channel stops ranking it until it
+    # is embedded again.
+    mc.update_trace(brain, second, content="paper lanterns, rained off")
+    hits = mc.search(brain, "lanterns", embedder=stub).results
+    assert {h.trace.id for h in hits if "vector" in h.channels} == {first[0]}
+    embed_missing(brain, stub)
+    hits = mc.search(brain, "lanterns", embedder=stub).results
+    assert {h.trace.id for h in hits if "vector" in h.channels} == {first[0], second}
+
+
+def test_a_turn_is_found_through_the_turn_before_it(settings: mc.Settings) -> None:
+    turns = [
+        mc.NewTrace("Ann: where did you go hiking last weekend?", stream="c1"),
+        mc.NewTrace("Ben: up to the glacier with my brother", stream="c1"),
+        mc.NewTrace("Ann: hiking boots are on sale", stream="c2"),
+    ]
+    brain = mc.open_brain(settings)
+    ids = mc.add_traces(brain, turns)
+    reply = mc.get_trace(brain, ids[1])
+    assert reply.prev_seq == mc.get_trace(brain, ids[0]).seq
+    assert mc.get_trace(brain, ids[2]).prev_seq is None  # another stream
+    found = [h.trace.id for h in mc.search(brain, "where hiking weekend?").results]
+    assert ids[1] in found
+    assert found.index(ids[0]) < found.index(ids[1])  # its own words rank first
+    off = dataclasses.replace(
+        brain, settings=settings.model_copy(update={"search_context_weight": 0.0})
+    )
+    assert ids[1] not in [h.trace.id for h in mc.search(off, "where hiking weekend?").results]
+
+
+def test_a_query_naming_one_speaker_lifts_that_speakers_turns(brain: mc.Brain) -> None:
+    ids = mc.add_traces(
+        brain,
+        [
+            mc.NewTrace("Ann: the pottery class was great", metadata={"speaker": "Ann"}),
+            mc.NewTrace("Ben: I signed up for a pottery class", metadata={"speaker": "Ben"}),
+        ],
+    )
+    hits = mc.search(brain, "When did Ben sign up for pottery?").results
+    assert hits[0].trace.id == ids[1] and hits[0].adjustments["speaker"] == 1.5
+    both = mc.search(brain, "Did Ann and Ben take a pottery class?").results
+    assert all("speaker" not in h.adjustments for h in both)
+
+
+def test_a_query_naming_a_time_lifts_what_happened_then(brain: mc.Brain) -> None:
+    may = 1683504000.0  # 2023-05-08
+    ids = mc.add_traces(
+        brain,
+        [
+            mc.NewTrace("we went to the beach", occurred_at=may - 200 * DAY),
+            mc.NewTrace("we went to the beach", occurred_at=may),
+        ],
+    )
+    hits = mc.search(brain, "beach trip in May 2023").results
+    assert hits[0].trace.id == ids[1] and hits[0].adjustments["time"] == 1.5
+
+
+def test_strength_recency_and_importance_each_switch_off(settings: mc.Settings) -> None:
+    off = settings.model_copy(
+        update={
+            "search_strength_weight": 0.0,
+            "search_recency_weight": 0.0,
+            "search_importance_weight": 0.0,
+        }
+    )
+    brain = mc.open_brain(off)
+    mc.add_trace(brain, "an old otter", importance=0.9, occurred_at=0.0, now=0.0)
+    hit = mc.search(brain, "otter").results[0]
+    assert hit.adjustments == {} and hit.score == hit.fused
+
+
+def test_importance_and_recency_order_equal_matches(brain: mc.Brain) -> None:
+    now = 1_000 * DAY
+    low = mc.add_trace(brain, "meeting notes", importance=0.1, occurred_at=now, now=now)
+    high = mc.add_trace(brain, "meeting notes", importance=0.9, occurred_at=now, now=now)
+    old = mc.add_trace(brain, "meeting notes", importance=0.9, occurred_at=now - 90 * DAY, now=now)
+    order = [h.trace.id for h in mc.search(brain, "meeting", now=now).results]
+    assert order == [high, low, old] or order == [high, old, low]
+    assert order[0] == high
+
+
+def test_rrf_fusion_orders_by_reciprocal_ranks(settings: mc.Settings) -> None:
+    brain = mc.open_brain(settings.model_copy(update={"search_fusion": "rrf"}))
+    stub = StubEmbedder()
+    ids = embedded(brain, stub, [mc.NewTrace("otters swim"), mc.NewTrace("otters and beavers")])
+    hits = mc.search(brain, "otters swim", embedder=stub).results
+    assert hits[0].trace.id == ids[0]
+    k = settings.search_rrf_k
+    assert math.isclose(hits[0].fused, 0.5 / (k + 1) + 0.5 / (k + 1))
+
+
+def test_neighbour_smoothing_lifts_the_answer_to_a_matching_question() -> None:
+    from memory_core.dense import score_all
+    from memory_core.vector_index import Snapshot
+
+    matrix = np.eye(3, dtype=np.float32)
+    snap = Snapshot(
+        seqs=np.array([1, 2, 3]),
+        matrix=matrix,
+        valid=np.ones(3, dtype=bool),
+        prev_row=np.array([-1, 0, -1]),
+        next_row=np.array([1, -1, -1]),
+        row_of_seq={1: 0, 2: 1, 3: 2},
+    )
+    query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    plain = score_all(snap, query, None, 0.0)
+    smooth = score_all(snap, query, None, 0.5)
+    assert plain.scores[1] == 0.0
+    assert math.isclose(smooth.scores[1], 0.5 / 1.5, rel_tol=1e-6)  # its question matched
+    assert math.isclose(smooth.scores[0], 1.0 / 1.5, rel_tol=1e-6)
+    assert smooth.scores[2] == 0.0  # no neighbours: unchanged
