@@ -94,6 +94,7 @@ BODY_VARIANTS = 2_000
 KEY_MARK = "@@KEY@@"
 POLL_S = 0.02
 READY_LINE = "Worker process is ready for action."
+FORK_READY_LINE = "Fork process 'workers.broker:serve_worker_metrics' is ready for action."
 
 # -- realistic turns -----------------------------------------------------------
 
@@ -325,7 +326,7 @@ def worker_group(
         )
     try:
         deadline = time.monotonic() + timeout
-        while log_path.read_text(errors="replace").count(READY_LINE) < processes:
+        while not _group_ready(log_path.read_text(errors="replace"), processes, env):
             if proc.poll() is not None or time.monotonic() > deadline:
                 tail = log_path.read_text(errors="replace")[-2_000:]
                 raise RuntimeError(f"workers did not start (rc {proc.poll()}):\n{tail}")
@@ -334,6 +335,15 @@ def worker_group(
         yield proc
     finally:
         stop_group(proc)
+
+
+def _group_ready(log_text: str, processes: int, env: dict[str, str]) -> bool:
+    """Every worker process ready and, with metrics on, the exporter process too
+    (still importing, it would charge its start-up to the first timed run)."""
+    exporter = env.get("REVERIE_METRICS_ENABLED", "true").lower() not in ("false", "0")
+    if exporter and FORK_READY_LINE not in log_text:
+        return False
+    return log_text.count(READY_LINE) >= processes
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -763,6 +773,16 @@ def metrics_part(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         for side in METRICS_SIDES
     }
     ratio = rate["on"] / rate["off"]
+    # Each round's on/off pair ran back to back: its ratio shrugs off slower drifts.
+    paired = [
+        on["turns_per_s"] / off["turns_per_s"]
+        for off, on in zip(runs[::2], runs[1::2], strict=True)
+    ]
+    cpu = {  # CPU per turn: less sensitive than the rate to other work on the machine
+        side: sum(x["workers_cpu_ms_per_turn"] for x in runs if x["side"] == side)
+        / args.metrics_rounds
+        for side in METRICS_SIDES
+    }
     return {
         "turns": args.turns,
         "rounds": args.metrics_rounds,
@@ -771,6 +791,10 @@ def metrics_part(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         "off_per_s": round(rate["off"], 1),
         "on_per_s": round(rate["on"], 1),
         "ratio": round(ratio, 3),
+        "paired_ratios": [round(r, 3) for r in paired],
+        "median_paired_ratio": round(float(np.median(paired)), 3),
+        "off_cpu_ms_per_turn": round(cpu["off"], 3),
+        "on_cpu_ms_per_turn": round(cpu["on"], 3),
         "target": TARGET_METRICS_RATIO,
         "pass": ratio >= TARGET_METRICS_RATIO,
     }
@@ -790,6 +814,7 @@ def _e2e_summary(brain: Brain, posted: Posted, t_done: float, workers_cpu: float
         "elapsed_s": round(elapsed, 2),
         "turns_per_s": round(rate, 1),
         "workers_cpu": round(workers_cpu / elapsed, 2),
+        "workers_cpu_ms_per_turn": round(workers_cpu / n * 1e3, 3),
         "lag": lag_stats(brain),
         "traces": int(scalar(brain, "SELECT count(*) FROM memory_traces")),
         "search_found": found,
@@ -1021,10 +1046,18 @@ def _report_metrics(m: dict[str, Any]) -> None:
         f"4. Metrics cost: end to end, {m['turns']} turns per run, metrics off and on "
         f"alternately; exporter scraped every {m['scrape_interval_s']:g} s while on"
     )
-    row = "   {:<4} {:>5} {:>10} {:>9} {:>12} {:>8} {:>8} {:>6}"
+    row = "   {:<4} {:>5} {:>10} {:>9} {:>12} {:>13} {:>8} {:>8} {:>6}"
     print(
         row.format(
-            "side", "round", "elapsed s", "turns/s", "workers CPU", "p95 ms", "scrapes", "load"
+            "side",
+            "round",
+            "elapsed s",
+            "turns/s",
+            "workers CPU",
+            "CPU ms/turn",
+            "p95 ms",
+            "scrapes",
+            "load",
         )
     )
     for r in m["runs"]:
@@ -1035,6 +1068,7 @@ def _report_metrics(m: dict[str, Any]) -> None:
                 f"{r['elapsed_s']:.2f}",
                 f"{r['turns_per_s']:.1f}",
                 f"{r['workers_cpu']:.2f}",
+                f"{r['workers_cpu_ms_per_turn']:.3f}",
                 f"{r['lag']['p95_ms']:.1f}",
                 r["scrapes"],
                 f"{r['loadavg'][1]:.1f}",
@@ -1043,6 +1077,9 @@ def _report_metrics(m: dict[str, Any]) -> None:
     print(
         f"   metrics on {m['on_per_s']:.1f} turns/s, off {m['off_per_s']:.1f} turns/s: ratio "
         f"{m['ratio']:.3f} (target >= {m['target']}: {_verdict(m['pass'])})\n"
+        f"   per round (on / off, back to back): {m['paired_ratios']}, median "
+        f"{m['median_paired_ratio']:.3f}; worker CPU per turn {m['on_cpu_ms_per_turn']:.3f} ms "
+        f"on, {m['off_cpu_ms_per_turn']:.3f} ms off\n"
     )
 
 

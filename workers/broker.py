@@ -136,6 +136,8 @@ class Exporter(dramatiq_prometheus.Prometheus):
             dramatiq_prometheus.DB_PATH = str(self.multiprocess_dir)
             super().after_process_boot(broker)  # type: ignore[no-untyped-call]
             self._init_actors(broker)
+            # Reverie's families too exist from boot, not from this process's first job.
+            metrics.get_metrics()
             return
         saved = {name: os.environ.get(name) for name in _PROM_ENV}
         try:

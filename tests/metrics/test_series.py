@@ -124,7 +124,9 @@ WORKER_BOOT = textwrap.dedent(
 )
 
 
-def test_a_worker_process_exposes_every_actors_series_at_zero(tmp_path: Path) -> None:
+def test_a_booted_worker_process_exposes_every_actors_and_reverie_series_at_zero(
+    tmp_path: Path,
+) -> None:
     directory = tmp_path / "prom"
     subprocess.run(
         [sys.executable, "-c", WORKER_BOOT, str(directory), str(tmp_path / "b.sqlite")],
@@ -141,6 +143,9 @@ def test_a_worker_process_exposes_every_actors_series_at_zero(tmp_path: Path) ->
     errors = {dict(ls)["actor_name"] for n, ls in table if n == "dramatiq_message_errors_total"}
     assert {"ingest_batch", "embed_traces", "dream", "reconcile"} <= errors
     assert all(v == 0 for (n, _), v in table.items() if n == "dramatiq_message_errors_total")
+    # Reverie's own families are there from boot, before the process's first job.
+    assert table[("reverie_turns_ingested_total", frozenset())] == 0
+    assert ("reverie_ingest_lag_seconds_count", frozenset()) in table
 
 
 def depths(broker_workers: Workers) -> dict[str, float]:
