@@ -21,6 +21,7 @@ is at most 1.5 and the add throughput ratio (memory_core / bare) at least 0.5.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import logging
@@ -35,10 +36,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sqlalchemy import text
 
 import memory_core
 from memory_core import Brain, NewTrace, Settings
 from memory_core.db import MMAP_BYTES
+from memory_core.embedders import make_embedder
+from memory_core.embeddings import store_vectors
 from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 from memory_core.textutil import STOPWORDS
 
@@ -90,7 +94,7 @@ BARE_INSERT_SQL = (
     "retrieval_count, metadata, sources, deleted, version) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1)"
 )
-BARE_FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags) VALUES (?, ?, ?)"
+BARE_FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) VALUES (?, ?, ?, '')"
 
 
 # -- synthetic data ------------------------------------------------------------
@@ -272,6 +276,75 @@ def time_searches(brain: Brain, bare: sqlite3.Connection, queries: Sequence[str]
     return result
 
 
+# -- hybrid search latency ----------------------------------------------------------
+
+
+def store_random_vectors(brain: Brain, model: str, dim: int, seed: int) -> float:
+    """A unit vector per trace under ``model``; returns the seconds taken.
+
+    The vector channel's cost does not depend on what the vectors hold, only
+    on their number and dimension, so random ones stand in for embedding
+    every synthetic sentence with the model; the query is still embedded by
+    the real model at search time.
+    """
+    start = time.perf_counter()
+    with brain.read() as conn:
+        rows = conn.execute(text("SELECT id, content_hash FROM memory_traces ORDER BY seq")).all()
+    rng = np.random.default_rng([seed, 4, len(rows)])
+    for lo in range(0, len(rows), BATCH_SIZE):
+        chunk = rows[lo : lo + BATCH_SIZE]
+        vectors = rng.standard_normal((len(chunk), dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        store_vectors(
+            brain, model, [r[0] for r in chunk], vectors, content_hashes=[r[1] for r in chunk]
+        )
+    return time.perf_counter() - start
+
+
+def _timed_search(brain: Brain, query: str, **filters: Any) -> tuple[float, Any]:
+    t0 = time.perf_counter_ns()
+    response = memory_core.search(brain, query, limit=SEARCH_LIMIT, **filters)
+    return (time.perf_counter_ns() - t0) / 1e6, response
+
+
+def time_hybrid(
+    brain: Brain, warm: Sequence[str], timed: dict[str, Sequence[str]], scope_id: str
+) -> dict[str, Any]:
+    """Hybrid search against BM25-only memory_core search, query by query.
+
+    Every query set is distinct (warm-up, unfiltered, filtered by a scope id as
+    an agent's search for one user is), so no timed query finds its
+    embedding in the query cache.
+    """
+    lexical = dataclasses.replace(
+        brain, settings=brain.settings.model_copy(update={"embedder": "none"})
+    )
+    for query in warm:
+        _timed_search(brain, query)
+        _timed_search(lexical, query)
+    out: dict[str, Any] = {}
+    for label, filters in (("all", {}), ("scope_id", {"scope_id": scope_id})):
+        queries = timed[label]
+        hybrid_ms, lexical_ms, degraded, with_vector = [], [], 0, 0
+        for query in queries:
+            ms, response = _timed_search(brain, query, **filters)
+            hybrid_ms.append(ms)
+            degraded += bool(response.degraded)
+            with_vector += "vector" in response.channels
+            lexical_ms.append(_timed_search(lexical, query, **filters)[0])
+        hybrid, bm25 = _percentiles(hybrid_ms), _percentiles(lexical_ms)
+        out[label] = {
+            "queries": len(queries),
+            "hybrid": hybrid,
+            "bm25_only": bm25,
+            "ratio_p50": round(hybrid["p50_ms"] / bm25["p50_ms"], 3),
+            "ratio_p95": round(hybrid["p95_ms"] / bm25["p95_ms"], 3),
+            "searches_with_vector_channel": with_vector,
+            "degraded": degraded,
+        }
+    return out
+
+
 # -- add throughput ---------------------------------------------------------------
 
 
@@ -373,6 +446,19 @@ def bench_size(
             size_mb = sum(brain.file_sizes().values()) / 1e6
             log.info("size %d: timing %d searches", n, len(queries))
             search = time_searches(brain, bare, queries)
+            hybrid: dict[str, Any] = {}
+            embedder = make_embedder(settings) if args.hybrid else None
+            if embedder is not None:
+                log.info("size %d: storing %d vectors", n, n)
+                vectors_s = store_random_vectors(brain, embedder.name, embedder.dim, args.seed)
+                log.info("size %d: timing %d hybrid searches", n, len(queries))
+                warm = make_queries(args.seed + 1, vocab, min(len(queries), 50))
+                timed = {
+                    "all": queries,
+                    "scope_id": make_queries(args.seed + 2, vocab, len(queries)),
+                }
+                hybrid = time_hybrid(brain, warm, timed, traces[0].scope_id or "")
+                hybrid["vectors_s"] = round(vectors_s, 1)
             log.info("size %d: timing %d adds per side", n, args.adds)
             adds = time_adds(brain, bare, add_contents)
         finally:
@@ -383,6 +469,7 @@ def bench_size(
         "build_s": round(build_s, 2),
         "brain_mb": round(size_mb, 1),
         "search": search,
+        "hybrid": hybrid,
         "adds": adds,
     }
 
@@ -405,6 +492,7 @@ def _verdict(ok: bool | None) -> str:
 
 SEARCH_ROW = "{:>8} {:>7} {:>7} {:>9} {:>9} {:>6} {:>9} {:>9} {:>6}  {}"
 ADDS_ROW = "{:>8} {:>12} {:>12} {:>7} {:>9}"
+HYBRID_ROW = "{:>8} {:>9} {:>8} {:>9} {:>6} {:>8} {:>9} {:>6}"
 
 
 def _search_rows(size: dict[str, Any]) -> list[str]:
@@ -467,6 +555,32 @@ def report(result: dict[str, Any]) -> None:
                 f"{size['build_s']:.1f}",
             )
         )
+    if any(size["hybrid"] for size in result["sizes"]):
+        print(
+            HYBRID_ROW.format(
+                "traces", "filter", "hyb p50", "bm25 p50", "x", "hyb p95", "bm25 p95", "x"
+            )
+        )
+        for size in result["sizes"]:
+            for label, part in size["hybrid"].items():
+                if not isinstance(part, dict):
+                    continue
+                print(
+                    HYBRID_ROW.format(
+                        size["traces"],
+                        label,
+                        f"{part['hybrid']['p50_ms']:.2f}",
+                        f"{part['bm25_only']['p50_ms']:.2f}",
+                        f"{part['ratio_p50']:.2f}",
+                        f"{part['hybrid']['p95_ms']:.2f}",
+                        f"{part['bm25_only']['p95_ms']:.2f}",
+                        f"{part['ratio_p95']:.2f}",
+                    )
+                )
+        print(
+            "(hybrid: memory_core.search with the vector channel, query embedded by the model; "
+            "bm25: the same search without it; ms)\n"
+        )
     bars = result["bars"]
     print(
         f"\nBar at {bars['size']} traces: search p50 ratio <= {BAR_SEARCH_P50_RATIO}: "
@@ -483,6 +597,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--adds", type=int, default=2000, help="single-trace adds per side")
     parser.add_argument("--seed", type=int, default=7, help="seed of every random draw")
     parser.add_argument("--json", type=Path, default=None, help="also write results here")
+    parser.add_argument(
+        "--no-hybrid",
+        dest="hybrid",
+        action="store_false",
+        help="skip the hybrid (vector channel) timings",
+    )
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     return args

@@ -19,14 +19,47 @@ from memory_core.decay import DAY, effective_strength
 from memory_core.dense import DenseScores
 from memory_core.textutil import words
 from memory_core.timeref import Period
-from memory_core.traces import Trace
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What ranking reads of a trace (the full row is fetched for the winners only)."""
+
+    seq: int
+    occurred_at: float
+    importance: float
+    strength: float
+    stability: float
+    last_accessed: float | None
+    retrieval_count: int
+    speaker: str | None
+
+    # The columns of memory_traces ``t`` these facts come from, in field order.
+    COLUMNS = (
+        "t.seq, t.occurred_at, t.importance, t.strength, t.stability, t.last_accessed, "
+        "t.retrieval_count, json_extract(t.metadata, '$.speaker')"
+    )
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> Facts:
+        seq, occurred, importance, strength, stability, accessed, count, speaker = row
+        return cls(
+            int(seq),
+            float(occurred),
+            float(importance),
+            float(strength),
+            float(stability),
+            accessed,
+            int(count),
+            speaker.strip() or None if isinstance(speaker, str) else None,
+        )
 
 
 @dataclass
 class Candidate:
     """A trace some channel found, with what each channel said of it."""
 
-    trace: Trace
+    facts: Facts
     bm25_rank: int | None = None
     bm25_score: float | None = None
     vector_rank: int | None = None
@@ -77,17 +110,15 @@ def fuse_rrf(cands: Sequence[Candidate], k: float, weight: float) -> None:
             c.fused += weight / (k + c.vector_rank)
 
 
-def speaker_of(trace: Trace) -> str | None:
-    speaker = trace.metadata.get("speaker")
-    return speaker.strip() if isinstance(speaker, str) and speaker.strip() else None
-
-
 def named_speaker(query: str, cands: Sequence[Candidate]) -> str | None:
-    """The one speaker among the candidates' that the query names (by first name), if one."""
+    """The one speaker (``metadata.speaker``) of the candidates that the query names.
+
+    Named means by first name, in any case; None unless exactly one is.
+    """
     asked = set(words(query))
     named = set()
     for c in cands:
-        speaker = speaker_of(c.trace)
+        speaker = c.facts.speaker
         if speaker is not None and (first := words(speaker)[:1]) and first[0] in asked:
             named.add(speaker)
     return named.pop() if len(named) == 1 else None
@@ -128,7 +159,7 @@ def adjust(
     """Compute each candidate's strength and factors."""
     speaker = named_speaker(query, cands) if adj.speaker_boost > 0 else None
     for c in cands:
-        t = c.trace
+        t = c.facts
         c.strength = effective_strength(
             t.strength,
             last_accessed=t.last_accessed,
@@ -140,7 +171,7 @@ def adjust(
             growth=adj.decay_growth,
         )
         factors: dict[str, float] = {}
-        if speaker is not None and speaker_of(t) == speaker:
+        if speaker is not None and t.speaker == speaker:
             factors["speaker"] = 1.0 + adj.speaker_boost
         if adj.time_boost > 0 and any(a <= t.occurred_at < b for a, b in periods):
             factors["time"] = 1.0 + adj.time_boost
@@ -160,5 +191,5 @@ def order(cands: Sequence[Candidate]) -> list[Candidate]:
     big = 1 << 30
     return sorted(
         cands,
-        key=lambda c: (-c.score, c.bm25_rank or big, c.vector_rank or big, c.trace.seq),
+        key=lambda c: (-c.score, c.bm25_rank or big, c.vector_rank or big, c.facts.seq),
     )

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from memory_core import dense, lexical, ranking, timeref
@@ -42,7 +43,7 @@ from memory_core.embedders.base import Embedder
 from memory_core.errors import EmbedderError, InvalidArgument
 from memory_core.lexical import natural_query
 from memory_core.traces import Trace, check_scope, check_tags, check_type
-from memory_core.vector_index import index_for
+from memory_core.vector_index import Snapshot, index_for
 
 log = logging.getLogger(__name__)
 
@@ -196,6 +197,12 @@ def search(
     where, params = (None, {}) if filters.only_active() else filters.sql()
     degraded: list[str] = []
     with brain.read() as conn:
+        # The query is embedded on the pool while BM25 ranks on this thread.
+        pending = None
+        if query_embedder is not None and s.search_vector_weight > 0:
+            snapshot = index_for(brain, query_embedder.name).snapshot(conn)
+            if snapshot.valid.any():
+                pending = dense.pool().submit(query_embedder.embed, query)
         lex = lexical.rank(
             conn,
             query,
@@ -207,54 +214,60 @@ def search(
             cache_key=brain.url,
         )
         scores = None
-        if query_embedder is not None and s.search_vector_weight > 0:
+        if pending is not None:
             try:
-                scores = _dense_scores(conn, brain, query_embedder, query, where, params)
+                scores = _dense_scores(conn, snapshot, pending.result(), where, params)
             except EmbedderError as e:
                 log.warning("search without its vector channel: %s", e)
                 degraded.append(VECTOR)
         cands = _candidates(conn, lex, scores, depth, where, params)
-    if s.search_fusion == "rrf":
-        ranking.fuse_rrf(cands, s.search_rrf_k, s.search_vector_weight if scores else 0.0)
-    else:
-        ranking.fuse_minmax(cands, scores, s.search_vector_weight)
-    periods = timeref.periods(query, now) if s.search_time_boost > 0 else []
-    ranking.adjust(cands, query, periods, ranking.Adjustments.from_settings(s, now))
-    best = ranking.order(cands)[:limit]
+        best = _rank(cands, query, scores, now, s)[:limit]
+        full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
     hits = [
-        SearchHit(c.trace, c.score, c.strength, c.channels(), c.fused, dict(c.factors))
+        SearchHit(full[c.facts.seq], c.score, c.strength, c.channels(), c.fused, dict(c.factors))
         for c in best
     ]
     channels = ["bm25", *([VECTOR] if scores is not None else [])]
     return SearchResponse(hits, lex.mode, lex.query, degraded, channels)
 
 
+def _rank(
+    cands: list[ranking.Candidate],
+    query: str,
+    scores: dense.DenseScores | None,
+    now: float,
+    s: Any,
+) -> list[ranking.Candidate]:
+    """Fuse, adjust and order the candidates, as the settings say."""
+    if s.search_fusion == "rrf":
+        ranking.fuse_rrf(cands, s.search_rrf_k, s.search_vector_weight if scores else 0.0)
+    else:
+        ranking.fuse_minmax(cands, scores, s.search_vector_weight)
+    periods = timeref.periods(query, now) if s.search_time_boost > 0 else []
+    ranking.adjust(cands, query, periods, ranking.Adjustments.from_settings(s, now))
+    return ranking.order(cands)
+
+
 def _dense_scores(
     conn: Connection,
-    brain: Brain,
-    query_embedder: dense.QueryEmbedder,
-    query: str,
+    snapshot: Snapshot,
+    vector: npt.NDArray[np.float32],
     where: str | None,
     params: dict[str, Any],
-) -> dense.DenseScores | None:
-    """Every allowed trace's smoothed cosine, or None when the brain has no vectors."""
-    snapshot = index_for(brain, query_embedder.name).snapshot(conn)
-    if not len(snapshot) or not snapshot.valid.any():
-        return None
-    vector = query_embedder.embed(query)
+) -> dense.DenseScores:
+    """Every allowed trace's similarity to the query vector."""
     if vector.shape != (snapshot.matrix.shape[1],):
         raise EmbedderError(
-            f"embedder {query_embedder.name} gives {vector.shape[0]} dimensions; "
+            f"the query embedding has {vector.shape[0]} dimensions; "
             f"the brain's vectors have {snapshot.matrix.shape[1]}"
         )
     allowed = None
     if where is not None:
-        seqs = [
-            r[0]
-            for r in conn.execute(text(f"SELECT t.seq FROM memory_traces t WHERE {where}"), params)
-        ]
-        allowed = np.isin(snapshot.seqs, np.asarray(seqs, dtype=np.int64))
-    return dense.score_all(snapshot, vector, allowed, brain.settings.search_neighbour_smoothing)
+        sql = text(f"SELECT t.seq FROM memory_traces t WHERE {where}")
+        seqs = np.fromiter((r[0] for r in conn.execute(sql, params)), dtype=np.int64)
+        rows = snapshot.rows(seqs)
+        allowed = rows[rows >= 0]
+    return dense.score_all(snapshot, vector, allowed)
 
 
 def _candidates(
@@ -265,48 +278,71 @@ def _candidates(
     where: str | None,
     params: dict[str, Any],
 ) -> list[ranking.Candidate]:
-    """The union of both channels' best ``depth``, fetched and checked against the filters."""
-    by_seq: dict[int, ranking.Candidate] = {}
+    """The union of both channels' best ``depth``, checked against the filters."""
     bm25 = {seq: (rank, score) for rank, (seq, score) in enumerate(lex.ranked, start=1)}
     vector: dict[int, tuple[int, float]] = {}
-    if scores is not None:
-        # Unfiltered, the index still holds deleted traces: fetch until enough are active.
-        want, rows = depth, {}
+    if scores is None:
+        facts = _facts(conn, list(bm25), where, params)
+    else:
+        # Unfiltered, the index still holds deleted traces: widen until enough are active.
+        want = depth
         while True:
             ranked = scores.best(want)
-            rows = _fetch(conn, [seq for seq, _ in ranked] + list(bm25), where, params)
-            active = [(seq, score) for seq, score in ranked if seq in rows]
+            facts = _facts(conn, [seq for seq, _ in ranked] + list(bm25), where, params)
+            active = [(seq, score) for seq, score in ranked if seq in facts]
             if len(active) >= depth or len(ranked) < want:
                 break
             want *= 4
         vector = {seq: (rank, score) for rank, (seq, score) in enumerate(active[:depth], start=1)}
-    else:
-        rows = _fetch(conn, list(bm25), where, params)
-    for seq, trace in rows.items():
+    cands = []
+    for seq, f in facts.items():
         if seq not in bm25 and seq not in vector:
             continue
-        c = ranking.Candidate(trace)
+        c = ranking.Candidate(f)
         if seq in bm25:
             c.bm25_rank, c.bm25_score = bm25[seq]
         if seq in vector:
             c.vector_rank, c.vector_score = vector[seq]
         elif scores is not None:
             c.vector_score = scores.of(seq)
-        by_seq[seq] = c
-    return list(by_seq.values())
+        cands.append(c)
+    return cands
 
 
-def _fetch(
+def _in_chunks(seqs: Sequence[int]) -> list[str]:
+    unique = list(dict.fromkeys(int(seq) for seq in seqs))
+    return [
+        ", ".join(str(seq) for seq in unique[lo : lo + _ID_CHUNK])
+        for lo in range(0, len(unique), _ID_CHUNK)
+    ]
+
+
+def _facts(
     conn: Connection, seqs: Sequence[int], where: str | None, params: dict[str, Any]
-) -> dict[int, Trace]:
-    """The traces among ``seqs`` that pass the filters, by seq."""
+) -> dict[int, ranking.Facts]:
+    """What ranking needs of the traces among ``seqs`` that pass the filters."""
     condition = where or "t.deleted = 0"
+    out: dict[int, ranking.Facts] = {}
+    # The driver's cursor: this runs for every candidate of every search.
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        for marks in _in_chunks(seqs):
+            sql = (
+                f"SELECT {ranking.Facts.COLUMNS} FROM memory_traces t "
+                f"WHERE t.seq IN ({marks}) AND {condition}"
+            )
+            for row in cursor.execute(sql, params):
+                out[int(row[0])] = ranking.Facts.from_row(row)
+    finally:
+        cursor.close()
+    return out
+
+
+def _traces(conn: Connection, seqs: Sequence[int]) -> dict[int, Trace]:
+    """The full rows of ``seqs``, by seq."""
     out: dict[int, Trace] = {}
-    unique = list(dict.fromkeys(seqs))
-    for lo in range(0, len(unique), _ID_CHUNK):
-        marks = ", ".join(str(int(seq)) for seq in unique[lo : lo + _ID_CHUNK])
-        sql = text(f"SELECT t.* FROM memory_traces t WHERE t.seq IN ({marks}) AND {condition}")
-        for row in conn.execute(sql, params):
+    for marks in _in_chunks(seqs):
+        for row in conn.execute(text(f"SELECT t.* FROM memory_traces t WHERE t.seq IN ({marks})")):
             trace = Trace.from_row(row)
             out[trace.seq] = trace
     return out

@@ -3,22 +3,27 @@
 Every vector of one embedding model is held as a row of a float32 matrix,
 loaded once and then kept current incrementally: triggers on
 ``trace_embeddings`` append one row per change to ``embedding_events``, and
-each search first reads the events after the last one it saw (an indexed
-range scan that finds nothing most of the time) and re-reads only the traces
-they name.  Vectors written by other processes -- the embed workers -- thus
-appear in the next search without a reload.
+each search first reads the newest event id (one indexed lookup) and, when
+it moved, re-reads only the traces the new events name.  Vectors written by
+other processes -- the embed workers -- thus appear in the next search
+without a reload.
+
+The matrix holds each row already smoothed with its stream neighbours (the
+previous and next turn of its conversation): since cosine is linear in the
+vector, ``(v + s * (v_prev + v_next)) / (1 + 2s)`` against the query is the
+smoothed similarity, so a search costs one matrix-vector product.  The raw
+vectors are kept at half precision only to recompute the rows a change
+touches.
 
 Soft-deleted traces keep their rows (as-of searches may need them); the hard
 filters of a search, applied by the caller, decide what may be returned.
-Each row also knows its stream neighbours (the previous and next turn of its
-conversation), for neighbour smoothing.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +41,8 @@ _INITIAL_CAPACITY = 1_024
 
 _LAST_EVENT = text("SELECT coalesce(max(id), 0) FROM embedding_events")
 _EVENTS = text(
-    "SELECT id, trace_id FROM embedding_events WHERE id > :after AND model = :model ORDER BY id"
+    "SELECT DISTINCT trace_id FROM embedding_events WHERE id > :after AND id <= :last "
+    "AND model = :model"
 )
 _LOAD_ALL = text(
     "SELECT t.id, t.seq, t.prev_seq, e.vector FROM trace_embeddings e "
@@ -53,28 +59,35 @@ class Snapshot:
     """A consistent view of the index for one search (arrays are not copied)."""
 
     seqs: npt.NDArray[np.int64]
-    matrix: npt.NDArray[np.float32]
+    matrix: npt.NDArray[np.float32]  # smoothed rows
     valid: npt.NDArray[np.bool_]
-    prev_row: npt.NDArray[np.int64]
-    next_row: npt.NDArray[np.int64]
-    row_of_seq: Mapping[int, int]
+    row_by_seq: npt.NDArray[np.int64]  # -1 where a seq has no row
 
     def __len__(self) -> int:
         return len(self.seqs)
 
+    def rows(self, seqs: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        """Row of each seq, -1 where the index holds no current vector for it."""
+        wanted = np.asarray(seqs, dtype=np.int64)
+        out = np.full(len(wanted), -1, dtype=np.int64)
+        inside = np.flatnonzero((wanted >= 0) & (wanted < len(self.row_by_seq)))
+        found = self.row_by_seq[wanted[inside]]
+        ok = (found >= 0) & (found < len(self.seqs))
+        ok[ok] = self.valid[found[ok]]
+        out[inside[ok]] = found[ok]
+        return out
+
     def row(self, seq: int) -> int | None:
-        """The row holding a current vector for ``seq``, if any."""
-        row = self.row_of_seq.get(seq)
-        if row is None or row >= len(self.seqs) or not self.valid[row]:
-            return None
-        return row
+        found = int(self.rows([seq])[0])
+        return None if found < 0 else found
 
 
 class VectorIndex:
-    """Every vector of ``model`` in one brain, as rows of a growing matrix."""
+    """Every vector of ``model`` in one brain, smoothed, as rows of a growing matrix."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, smoothing: float) -> None:
         self.model = model
+        self.smoothing = smoothing
         self._lock = threading.Lock()
         self._reset()
 
@@ -84,51 +97,42 @@ class VectorIndex:
         self._n = 0
         self._dim = 0
         self._seqs = np.empty(0, dtype=np.int64)
-        self._matrix = np.empty((0, 0), dtype=np.float32)
+        self._smoothed = np.empty((0, 0), dtype=np.float32)
+        self._raw = np.empty((0, 0), dtype=np.float16)
         self._valid = np.empty(0, dtype=np.bool_)
         self._prev = np.empty(0, dtype=np.int64)
         self._next = np.empty(0, dtype=np.int64)
+        self._row_by_seq = np.full(_INITIAL_CAPACITY, -1, dtype=np.int64)
         self._row_of_id: dict[str, int] = {}
-        self._row_of_seq: dict[int, int] = {}
         self._waiting_next: dict[int, int] = {}  # prev seq -> row whose prev has no row yet
 
     def snapshot(self, conn: Connection) -> Snapshot:
         """Catch up with the brain on ``conn``'s snapshot, then a view of the rows."""
         with self._lock:
-            if not self._loaded:
-                self._load(conn)
-            else:
-                self._catch_up(conn)
+            last = int(conn.execute(_LAST_EVENT).scalar_one())
+            if not self._loaded or last < self._last_event:  # new, or the file was replaced
+                self._load(conn, last)
+            elif last > self._last_event:
+                self._catch_up(conn, last)
             n = self._n
-            return Snapshot(
-                self._seqs[:n],
-                self._matrix[:n],
-                self._valid[:n],
-                self._prev[:n],
-                self._next[:n],
-                self._row_of_seq,
-            )
+            return Snapshot(self._seqs[:n], self._smoothed[:n], self._valid[:n], self._row_by_seq)
 
     # -- loading and catching up -------------------------------------------
 
-    def _load(self, conn: Connection) -> None:
+    def _load(self, conn: Connection, last: int) -> None:
         self._reset()
-        self._last_event = int(conn.execute(_LAST_EVENT).scalar_one())
         for trace_id, seq, prev_seq, blob in conn.execute(_LOAD_ALL, {"model": self.model}):
             self._put(str(trace_id), int(seq), prev_seq, blob)
+        self._smooth(range(self._n))
+        self._last_event = last
         self._loaded = True
         log.info("vector index %s: loaded %d vectors", self.model, self._n)
 
-    def _catch_up(self, conn: Connection) -> None:
-        last = int(conn.execute(_LAST_EVENT).scalar_one())
-        if last == self._last_event:
-            return
-        if last < self._last_event:  # the brain file was replaced by an older copy
-            self._load(conn)
-            return
-        events = conn.execute(_EVENTS, {"after": self._last_event, "model": self.model}).all()
+    def _catch_up(self, conn: Connection, last: int) -> None:
+        params = {"after": self._last_event, "last": last, "model": self.model}
+        changed = [str(r[0]) for r in conn.execute(_EVENTS, params)]
         self._last_event = last
-        changed = list(dict.fromkeys(str(trace_id) for _, trace_id in events))
+        touched: set[int] = set()
         present: set[str] = set()
         for lo in range(0, len(changed), _ID_CHUNK):
             chunk = changed[lo : lo + _ID_CHUNK]
@@ -136,39 +140,51 @@ class VectorIndex:
                 _LOAD_SOME, {"model": self.model, "ids": chunk}
             ):
                 present.add(str(trace_id))
-                self._put(str(trace_id), int(seq), prev_seq, blob)
+                row = self._put(str(trace_id), int(seq), prev_seq, blob)
+                if row is not None:
+                    touched.add(row)
         for trace_id in changed:
             if trace_id not in present and (row := self._row_of_id.get(trace_id)) is not None:
                 self._valid[row] = False
+                touched.add(row)
+        around = {int(r) for row in touched for r in (self._prev[row], self._next[row]) if r >= 0}
+        self._smooth(sorted(touched | around))
 
-    def _put(self, trace_id: str, seq: int, prev_seq: int | None, blob: bytes) -> None:
+    def _put(self, trace_id: str, seq: int, prev_seq: int | None, blob: bytes) -> int | None:
         vector = np.frombuffer(blob, dtype=_DTYPE)
         if self._dim == 0:
             self._dim = len(vector)
-            self._matrix = np.empty((0, self._dim), dtype=np.float32)
+            self._smoothed = np.empty((0, self._dim), dtype=np.float32)
+            self._raw = np.empty((0, self._dim), dtype=np.float16)
         if len(vector) != self._dim:
             log.warning(
                 "vector index %s: skipped a vector of dimension %d", self.model, len(vector)
             )
-            return
+            return None
         row = self._row_of_id.get(trace_id)
         if row is None:
             row = self._append(trace_id, seq, prev_seq)
-        self._matrix[row] = vector
+        self._raw[row] = vector
+        self._smoothed[row] = vector
         self._valid[row] = True
+        return row
 
     def _append(self, trace_id: str, seq: int, prev_seq: int | None) -> int:
         if self._n == len(self._seqs):
             self._grow(max(_INITIAL_CAPACITY, 2 * len(self._seqs)))
+        if seq >= len(self._row_by_seq):
+            bigger = np.full(max(2 * len(self._row_by_seq), seq + 1), -1, dtype=np.int64)
+            bigger[: len(self._row_by_seq)] = self._row_by_seq
+            self._row_by_seq = bigger
         row = self._n
         self._n += 1
         self._seqs[row] = seq
         self._prev[row] = self._next[row] = -1
         self._row_of_id[trace_id] = row
-        self._row_of_seq[seq] = row
+        self._row_by_seq[seq] = row
         if prev_seq is not None:
-            prev_row = self._row_of_seq.get(int(prev_seq))
-            if prev_row is None:
+            prev_row = int(self._row_by_seq[prev_seq]) if prev_seq < len(self._row_by_seq) else -1
+            if prev_row < 0:
                 self._waiting_next[int(prev_seq)] = row
             else:
                 self._prev[row] = prev_row
@@ -179,34 +195,49 @@ class VectorIndex:
             self._next[row] = later
         return row
 
+    def _smooth(self, rows: Iterable[int]) -> None:
+        """Recompute the smoothed rows of ``rows`` from the raw vectors."""
+        idx = np.fromiter(rows, dtype=np.int64)
+        if self.smoothing <= 0 or not len(idx):
+            return
+        total = self._raw[idx].astype(np.float32)
+        weight = np.ones(len(idx), dtype=np.float32)
+        for links in (self._prev[idx], self._next[idx]):
+            has = links >= 0
+            has[has] = self._valid[links[has]]
+            total[has] += self.smoothing * self._raw[links[has]].astype(np.float32)
+            weight[has] += self.smoothing
+        self._smoothed[idx] = total / weight[:, None]
+
     def _grow(self, capacity: int) -> None:
         """New, larger arrays; snapshots holding the old ones stay valid."""
 
-        def grown(old: npt.NDArray[Any], shape: tuple[int, ...], dtype: type) -> npt.NDArray[Any]:
+        def grown(old: npt.NDArray[Any], shape: tuple[int, ...], dtype: Any) -> npt.NDArray[Any]:
             new: npt.NDArray[Any] = np.zeros(shape, dtype=dtype)
             new[: self._n] = old[: self._n]
             return new
 
         self._seqs = grown(self._seqs, (capacity,), np.int64)
-        self._matrix = grown(self._matrix, (capacity, self._dim), np.float32)
+        self._smoothed = grown(self._smoothed, (capacity, self._dim), np.float32)
+        self._raw = grown(self._raw, (capacity, self._dim), np.float16)
         self._valid = grown(self._valid, (capacity,), np.bool_)
         self._prev = grown(self._prev, (capacity,), np.int64)
         self._next = grown(self._next, (capacity,), np.int64)
 
 
 class _Registry:
-    """One index per (brain, model) in this process, keyed by brain id."""
+    """One index per (brain, model, smoothing) in this process, keyed by brain id."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._indexes: dict[tuple[str, str], VectorIndex] = {}
+        self._indexes: dict[tuple[str, str, float], VectorIndex] = {}
 
-    def get(self, brain: Brain, model: str) -> VectorIndex:
-        key = (brain.brain_id, model)
+    def get(self, brain: Brain, model: str, smoothing: float) -> VectorIndex:
+        key = (brain.brain_id, model, smoothing)
         with self._lock:
             index = self._indexes.get(key)
             if index is None:
-                index = self._indexes[key] = VectorIndex(model)
+                index = self._indexes[key] = VectorIndex(model, smoothing)
             return index
 
     def clear(self) -> None:
@@ -218,5 +249,5 @@ registry = _Registry()
 
 
 def index_for(brain: Brain, model: str) -> VectorIndex:
-    """This process's index of ``model`` vectors in ``brain``."""
-    return registry.get(brain, model)
+    """This process's index of ``model`` vectors in ``brain``, smoothed as its settings say."""
+    return registry.get(brain, model, brain.settings.search_neighbour_smoothing)

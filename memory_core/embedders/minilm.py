@@ -160,6 +160,9 @@ class MiniLMEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
+        # Idle threads sleep instead of spinning: this process also searches,
+        # parses and writes, and spinning threads take the cores from them.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3  # errors only; warnings are about graph fusions
         try:
             session = ort.InferenceSession(

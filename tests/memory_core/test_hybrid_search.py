@@ -8,14 +8,17 @@ import sqlite3
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 import memory_core as mc
 from memory_core.decay import DAY
+from memory_core.dense import score_all
 from memory_core.embedders.base import Vectors
 from memory_core.embedders.stub import StubEmbedder
-from memory_core.embeddings import embed_missing, to_blob
+from memory_core.embeddings import embed_missing, store_vectors, to_blob
 from memory_core.errors import EmbedderError
+from memory_core.vector_index import VectorIndex, index_for
 
 
 class FlakyEmbedder(StubEmbedder):
@@ -301,23 +304,52 @@ def test_rrf_fusion_orders_by_reciprocal_ranks(settings: mc.Settings) -> None:
     assert math.isclose(hits[0].fused, 0.5 / (k + 1) + 0.5 / (k + 1))
 
 
-def test_neighbour_smoothing_lifts_the_answer_to_a_matching_question() -> None:
-    from memory_core.dense import score_all
-    from memory_core.vector_index import Snapshot
+def _unit_vectors(brain: mc.Brain, ids: Sequence[str], rows: npt.NDArray[np.float32]) -> None:
+    hashes = [mc.get_trace(brain, i).content_hash for i in ids]
+    store_vectors(brain, "unit", list(ids), rows, content_hashes=hashes)
 
-    matrix = np.eye(3, dtype=np.float32)
-    snap = Snapshot(
-        seqs=np.array([1, 2, 3]),
-        matrix=matrix,
-        valid=np.ones(3, dtype=bool),
-        prev_row=np.array([-1, 0, -1]),
-        next_row=np.array([1, -1, -1]),
-        row_of_seq={1: 0, 2: 1, 3: 2},
+
+def test_neighbour_smoothing_lifts_the_answer_to_a_matching_question(
+    settings: mc.Settings,
+) -> None:
+    brain = mc.open_brain(settings)
+    ids = mc.add_traces(
+        brain,
+        [
+            mc.NewTrace("Ann: did you like the museum?", stream="s"),
+            mc.NewTrace("Ben: loved it", stream="s"),
+            mc.NewTrace("an unrelated note"),
+        ],
     )
+    _unit_vectors(brain, ids, np.eye(3, dtype=np.float32))
     query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
-    plain = score_all(snap, query, None, 0.0)
-    smooth = score_all(snap, query, None, 0.5)
-    assert plain.scores[1] == 0.0
-    assert math.isclose(smooth.scores[1], 0.5 / 1.5, rel_tol=1e-6)  # its question matched
-    assert math.isclose(smooth.scores[0], 1.0 / 1.5, rel_tol=1e-6)
-    assert smooth.scores[2] == 0.0  # no neighbours: unchanged
+    with brain.read() as conn:
+        snap = index_for(brain, "unit").snapshot(conn)
+    scores = score_all(snap, query, None)
+    assert [scores.of(mc.get_trace(brain, i).seq) for i in ids] == pytest.approx(
+        [1 / 1.5, 0.5 / 1.5, 0.0], rel=1e-3
+    )  # the answer scores through its question; a trace outside any stream is unchanged
+
+
+def test_index_kept_current_equals_one_loaded_afresh(settings: mc.Settings) -> None:
+    brain = mc.open_brain(settings)
+    rng = np.random.default_rng(1)
+    ids = mc.add_traces(brain, [mc.NewTrace(f"turn {i}", stream="s") for i in range(8)])
+    vectors = rng.standard_normal((8, 4)).astype(np.float32)
+    index = index_for(brain, "unit")
+    # Vectors arrive out of order, one is replaced and one removed, with
+    # searches (catch-ups) in between.
+    for batch in ([5, 1], [0, 7, 3], [2, 4, 6]):
+        _unit_vectors(brain, [ids[i] for i in batch], vectors[batch])
+        with brain.read() as conn:
+            index.snapshot(conn)
+    mc.update_trace(brain, ids[3], content="turn three, edited")  # drops its vector
+    with brain.read() as conn:
+        kept = index.snapshot(conn)
+        fresh = VectorIndex("unit", settings.search_neighbour_smoothing).snapshot(conn)
+    seqs = [mc.get_trace(brain, i).seq for i in ids]
+    assert kept.row(seqs[3]) is None and fresh.row(seqs[3]) is None
+    for seq in seqs:
+        a, b = kept.row(seq), fresh.row(seq)
+        if a is not None and b is not None:
+            assert np.allclose(kept.matrix[a], fresh.matrix[b], atol=1e-6)
