@@ -102,6 +102,11 @@ CONFIGS: dict[str, SearchConfig] = {
             "no-smoothing", "defaults without neighbour smoothing", search_neighbour_smoothing=0
         ),
         _config(
+            "no-floor",
+            "defaults without the vector channel's similarity floor",
+            search_vector_min_similarity=-1.0,
+        ),
+        _config(
             "dense",
             "the vector channel alone (neighbour smoothing on)",
             **{**PLAIN_BM25, "embedder": "minilm"},

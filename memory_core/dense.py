@@ -99,11 +99,11 @@ class DenseScores:
             return 1.0
         return min(max((value - self.low) / spread, 0.0), 1.0)
 
-    def best(self, k: int) -> list[tuple[int, float]]:
-        """The ``k`` best allowed rows as (seq, score), best first."""
-        pick = np.arange(len(self.scores))
+    def best(self, k: int, floor: float = -1.0) -> list[tuple[int, float]]:
+        """The ``k`` best allowed rows scoring at least ``floor``, as (seq, score), best first."""
+        pick = np.flatnonzero(self.scores >= floor)
         if len(pick) > k:
-            pick = np.argpartition(-self.scores, k - 1)[:k]
+            pick = pick[np.argpartition(-self.scores[pick], k - 1)[:k]]
         pick = pick[np.argsort(-self.scores[pick], kind="stable")]
         seqs = self.snapshot.seqs[self.rows[pick]]
         return [(int(q), float(v)) for q, v in zip(seqs, self.scores[pick], strict=True)]

@@ -220,7 +220,7 @@ def search(
             except EmbedderError as e:
                 log.warning("search without its vector channel: %s", e)
                 degraded.append(VECTOR)
-        cands = _candidates(conn, lex, scores, depth, where, params)
+        cands = _candidates(conn, lex, scores, depth, where, params, s)
         best = _rank(cands, query, scores, now, s)[:limit]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
     hits = [
@@ -277,17 +277,19 @@ def _candidates(
     depth: int,
     where: str | None,
     params: dict[str, Any],
+    settings: Any,
 ) -> list[ranking.Candidate]:
     """The union of both channels' best ``depth``, checked against the filters."""
     bm25 = {seq: (rank, score) for rank, (seq, score) in enumerate(lex.ranked, start=1)}
     vector: dict[int, tuple[int, float]] = {}
+    floor = settings.search_vector_min_similarity
     if scores is None:
         facts = _facts(conn, list(bm25), where, params)
     else:
         # Unfiltered, the index still holds deleted traces: widen until enough are active.
         want = depth
         while True:
-            ranked = scores.best(want)
+            ranked = scores.best(want, floor)
             facts = _facts(conn, [seq for seq, _ in ranked] + list(bm25), where, params)
             active = [(seq, score) for seq, score in ranked if seq in facts]
             if len(active) >= depth or len(ranked) < want:

@@ -130,6 +130,13 @@ class Settings(BaseSettings):
     search_vector_weight: float = Field(
         0.5, ge=0, le=1, description="Share of the vector channel in the fused score; 0: off."
     )
+    search_vector_min_similarity: float = Field(
+        0.15,
+        ge=-1,
+        le=1,
+        description="A trace the vector channel alone finds needs at least this cosine; "
+        "below it, nothing related was found.",
+    )
     search_rrf_k: float = Field(60.0, gt=0, description="RRF's rank offset k.")
     search_context_weight: float = Field(
         0.5,

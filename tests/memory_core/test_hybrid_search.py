@@ -353,3 +353,26 @@ def test_index_kept_current_equals_one_loaded_afresh(settings: mc.Settings) -> N
         a, b = kept.row(seq), fresh.row(seq)
         if a is not None and b is not None:
             assert np.allclose(kept.matrix[a], fresh.matrix[b], atol=1e-6)
+
+
+class FixedEmbedder:
+    """Embeds every text as the one vector given (the traces' are stored by hand)."""
+
+    name = "unit"
+    dim = 3
+
+    def __init__(self, vector: Sequence[float]) -> None:
+        self.vector = np.asarray([vector], dtype=np.float32)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return np.repeat(self.vector, len(texts), axis=0)
+
+
+def test_the_vector_channel_alone_returns_nothing_unrelated(brain: mc.Brain) -> None:
+    ids = mc.add_traces(brain, [mc.NewTrace("tulips in spring"), mc.NewTrace("tax returns")])
+    _unit_vectors(brain, ids, np.array([[1, 0, 0], [0.6, 0.8, 0]], dtype=np.float32))
+    # Orthogonal to both: neither is related, so neither is returned.
+    assert mc.search(brain, "zebra", embedder=FixedEmbedder([0, 0, 1])).results == []
+    # Close to the first only (cosine 0.6; 0.0 to the second, below the 0.15 floor).
+    near = FixedEmbedder([0.6, -0.45, 0.66])
+    assert [h.trace.id for h in mc.search(brain, "zebra", embedder=near).results] == [ids[0]]
