@@ -3,9 +3,13 @@
 Builds synthetic brains (sentences drawn from a Zipf-distributed vocabulary,
 deterministic from the seed) and measures, per brain size:
 
-* ``memory_core.search`` against the bare FTS5 query it ends up running
-  (the same MATCH string, ``bm25`` order, ``LIMIT 10``) on a plain ``sqlite3``
-  connection to the same file, interleaved query by query;
+* ``memory_core.search`` (``limit=10``, no vector channel) against the bare
+  FTS5 query it ends up running -- the same MATCH string and ``bm25``
+  weights, ranked as deep as memory_core ranks before fusing and adjusting
+  (``search_candidates`` plus its over-fetch for deleted traces) -- on a
+  plain ``sqlite3`` connection to the same file, interleaved query by query;
+* hybrid ``memory_core.search`` (the vector channel on, the query embedded by
+  the real model) against the same search without its vector channel;
 * single-trace ``memory_core.add_trace`` calls against a bare
   ``BEGIN IMMEDIATE; INSERT; INSERT INTO fts; COMMIT`` of the same columns,
   alternating in blocks.
@@ -43,6 +47,7 @@ from memory_core import Brain, NewTrace, Settings
 from memory_core.db import MMAP_BYTES
 from memory_core.embedders import make_embedder
 from memory_core.embeddings import store_vectors
+from memory_core.lexical import OVERFETCH
 from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 from memory_core.textutil import STOPWORDS
 
@@ -83,9 +88,9 @@ _ONSETS = "b br c ch d dr f fl g gr h j k kl l m n p pl qu r s sh sk st t th tr 
 _VOWELS = "a e i o u ai ea io ou".split()
 _CODAS = ["", "", "n", "r", "l", "s", "t", "m", "nd", "rk", "st"]
 
+_BM25 = f"bm25({FTS_TABLE}, 1.0, 1.0, ?)"
 BARE_SEARCH_SQL = (
-    f"SELECT rowid, bm25({FTS_TABLE}) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? "
-    f"ORDER BY bm25({FTS_TABLE}) LIMIT {SEARCH_LIMIT}"
+    f"SELECT rowid, {_BM25} FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? ORDER BY {_BM25} LIMIT ?"
 )
 BARE_COUNT_SQL = f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ?"
 BARE_INSERT_SQL = (
@@ -227,8 +232,11 @@ def _search_pair(brain: Brain, bare: sqlite3.Connection, query: str) -> dict[str
     response = memory_core.search(brain, query, limit=SEARCH_LIMIT)
     t1 = time.perf_counter_ns()
     rows: list[Any] = []
+    s = brain.settings
     if response.fts_query:
-        rows = bare.execute(BARE_SEARCH_SQL, (response.fts_query,)).fetchall()
+        weight = s.search_context_weight
+        args = (weight, response.fts_query, weight, s.search_candidates + OVERFETCH)
+        rows = bare.execute(BARE_SEARCH_SQL, args).fetchall()
     t2 = time.perf_counter_ns()
     return {
         "mode": response.mode,
@@ -236,7 +244,7 @@ def _search_pair(brain: Brain, bare: sqlite3.Connection, query: str) -> dict[str
         "memory_ms": (t1 - t0) / 1e6,
         "bare_ms": (t2 - t1) / 1e6,
         "hits": len(response.results),
-        "same_top": {h.trace.seq for h in response.results} == {r[0] for r in rows},
+        "same_top": {h.trace.seq for h in response.results} == {r[0] for r in rows[:SEARCH_LIMIT]},
     }
 
 

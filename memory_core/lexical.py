@@ -22,12 +22,13 @@ import re
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import OperationalError
 
+from memory_core.ranking import Facts
 from memory_core.schema import FTS_TABLE, VOCAB_TABLE
 from memory_core.textutil import content_words, stem
 
@@ -42,16 +43,20 @@ _SYNTAX_ERRORS = (
     "unknown special query",
 )
 # Extra ranks fetched when ranking before filtering, to cover deleted traces.
-_OVERFETCH = 10
+OVERFETCH = 10
 
 
 @dataclass(frozen=True)
 class LexicalRanking:
-    """The channel's answer: best-first (seq, score) pairs, higher score better."""
+    """The channel's answer: best-first (seq, score) pairs, higher score better.
+
+    ``facts`` holds what ranking reads of each ranked trace, fetched with it.
+    """
 
     ranked: list[tuple[int, float]]
     mode: str  # "fts" or "natural"
     query: str
+    facts: dict[int, Facts] = field(default_factory=dict)
 
 
 def rank(
@@ -74,12 +79,14 @@ def rank(
     # Without the context column, a row matching only there must not match.
     scoped = (lambda m: m) if context_weight > 0 else (lambda m: f"{{content tags}} : ({m})")
     mode, match = "fts", query
-    ranked = _run(conn, scoped(match), where, params, depth, bm25)
-    if ranked is None or (not ranked and not FTS_SYNTAX.search(query) and len(query.split()) > 1):
+    found = _run(conn, scoped(match), where, params, depth, bm25)
+    if found is None or (not found and not FTS_SYNTAX.search(query) and len(query.split()) > 1):
         mode = "natural"
         match = natural_query(conn, query, settings, cache_key)
-        ranked = (_run(conn, scoped(match), where, params, depth, bm25) if match else None) or []
-    return LexicalRanking(ranked, mode, match)
+        found = (_run(conn, scoped(match), where, params, depth, bm25) if match else None) or []
+    return LexicalRanking(
+        [(f.seq, score) for f, score in found], mode, match, {f.seq: f for f, _ in found}
+    )
 
 
 def _run(
@@ -89,27 +96,32 @@ def _run(
     params: dict[str, Any],
     depth: int,
     bm25: str,
-) -> list[tuple[int, float]] | None:
+) -> list[tuple[Facts, float]] | None:
     """Matches best first, or None when FTS5 rejects the syntax of ``match``."""
+    # The driver's cursor directly: this is the hot path of every search, and
+    # SQLAlchemy's statement and result machinery doubled its fixed cost.
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
         if where is None:
-            return _rank_active(conn, match, depth, bm25)
-        sql = text(
-            f"SELECT t.seq, {bm25} AS _score FROM {FTS_TABLE} "
+            return _rank_active(cursor, match, depth, bm25)
+        sql = (
+            f"SELECT {Facts.COLUMNS}, {bm25} AS _score FROM {FTS_TABLE} "
             f"JOIN memory_traces t ON t.seq = {FTS_TABLE}.rowid "
             f"WHERE {FTS_TABLE} MATCH :match AND {where} ORDER BY _score LIMIT :limit"
         )
-        rows = conn.execute(sql, {"match": match, "limit": depth, **params}).all()
-        return [(int(seq), -float(score)) for seq, score in rows]
+        rows = cursor.execute(sql, {"match": match, "limit": depth, **params}).fetchall()
+        return [(Facts.from_row(r[:-1]), -float(r[-1])) for r in rows]
     except (OperationalError, sqlite3.OperationalError) as e:
         message = str(getattr(e, "orig", e)).lower()
         if any(s in message for s in _SYNTAX_ERRORS):
             return None
         raise
+    finally:
+        cursor.close()
 
 
-def _rank_active(conn: Connection, match: str, depth: int, bm25: str) -> list[tuple[int, float]]:
-    """Without filters: rank in the index alone, then check only the top rows.
+def _rank_active(cursor: Any, match: str, depth: int, bm25: str) -> list[tuple[Facts, float]]:
+    """Without filters: rank in the index alone, then read only the top rows.
 
     Joining every match to its row costs one table lookup per match (thousands
     for a common word); ranking first costs lookups only for the top few.
@@ -117,31 +129,26 @@ def _rank_active(conn: Connection, match: str, depth: int, bm25: str) -> list[tu
     over-fetches and widens until ``depth`` active traces are found or the
     matches run out.
     """
-    want = depth + _OVERFETCH
+    want = depth + OVERFETCH
     rank_sql = (
         f"SELECT rowid, {bm25} FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH ? ORDER BY {bm25} LIMIT ?"
     )
-    # The driver's cursor directly: this is the hot path of every search, and
-    # SQLAlchemy's statement and result machinery doubled its fixed cost.
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
-        while True:
-            ranked = cursor.execute(rank_sql, (match, want)).fetchall()
-            if not ranked:
-                return []
-            marks = ", ".join(str(int(seq)) for seq, _ in ranked)
-            active = {
-                r[0]
-                for r in cursor.execute(
-                    f"SELECT seq FROM memory_traces WHERE seq IN ({marks}) AND deleted = 0"
-                )
-            }
-            if len(active) >= depth or len(ranked) < want:
-                kept = [(int(seq), -float(score)) for seq, score in ranked if seq in active]
-                return kept[:depth]
-            want *= 4
-    finally:
-        cursor.close()
+    while True:
+        ranked = cursor.execute(rank_sql, (match, want)).fetchall()
+        if not ranked:
+            return []
+        marks = ", ".join(str(int(seq)) for seq, _ in ranked)
+        active = {
+            int(r[0]): Facts.from_row(r)
+            for r in cursor.execute(
+                f"SELECT {Facts.COLUMNS} FROM memory_traces t "
+                f"WHERE t.seq IN ({marks}) AND t.deleted = 0"
+            )
+        }
+        if len(active) >= depth or len(ranked) < want:
+            kept = [(active[seq], -float(score)) for seq, score in ranked if seq in active]
+            return kept[:depth]
+        want *= 4
 
 
 class _TermShares:

@@ -284,13 +284,14 @@ def _candidates(
     vector: dict[int, tuple[int, float]] = {}
     floor = settings.search_vector_min_similarity
     if scores is None:
-        facts = _facts(conn, list(bm25), where, params)
+        facts = lex.facts
     else:
         # Unfiltered, the index still holds deleted traces: widen until enough are active.
         want = depth
         while True:
             ranked = scores.best(want, floor)
-            facts = _facts(conn, [seq for seq, _ in ranked] + list(bm25), where, params)
+            facts = _facts(conn, [q for q, _ in ranked if q not in lex.facts], where, params)
+            facts.update(lex.facts)
             active = [(seq, score) for seq, score in ranked if seq in facts]
             if len(active) >= depth or len(ranked) < want:
                 break
@@ -341,12 +342,18 @@ def _facts(
 
 
 def _traces(conn: Connection, seqs: Sequence[int]) -> dict[int, Trace]:
-    """The full rows of ``seqs``, by seq."""
+    """The full rows of ``seqs``, by seq (on the driver's cursor, as :func:`_facts`)."""
     out: dict[int, Trace] = {}
-    for marks in _in_chunks(seqs):
-        for row in conn.execute(text(f"SELECT t.* FROM memory_traces t WHERE t.seq IN ({marks})")):
-            trace = Trace.from_row(row)
-            out[trace.seq] = trace
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        for marks in _in_chunks(seqs):
+            cursor.execute(f"SELECT * FROM memory_traces WHERE seq IN ({marks})")
+            names = [d[0] for d in cursor.description]
+            for row in cursor.fetchall():
+                trace = Trace.from_mapping(dict(zip(names, row, strict=True)))
+                out[trace.seq] = trace
+    finally:
+        cursor.close()
     return out
 
 

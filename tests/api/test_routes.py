@@ -170,6 +170,7 @@ def test_memories_crud_merge_and_search(client: TestClient) -> None:
         ("get", "/v1/search", {"params": {"q": "x", "limit": 101}}, 422),
         ("get", "/v1/search", {"params": {"q": "x", "type": "feeling"}}, 422),
         ("get", "/v1/search", {"params": {}}, 422),
+        ("get", "/v1/search", {"params": {"q": "x", "as_of": "soon"}}, 422),
         ("get", "/v1/turns/turn_nope", {}, 404),
     ],
 )
@@ -238,3 +239,22 @@ def test_readyz_reports_a_broker_that_is_down(api_settings: mc.Settings) -> None
         # The turn is still accepted and kept: reconcile enqueues it later.
         accepted = c.post("/v1/turns", json=TURN)
         assert accepted.status_code == 202 and accepted.json()["enqueued"] is False
+
+
+def test_search_as_of_and_score_breakdown_over_http(client: TestClient, workers: Workers) -> None:
+    old = client.post(
+        "/v1/memories",
+        json={"content": "Alice lives in Porto.", "timestamp": "2024-01-01T00:00:00Z"},
+    ).json()
+    client.delete(f"/v1/memories/{old['id']}")
+    new = client.post("/v1/memories", json={"content": "Alice lives in Lisbon."}).json()
+    workers.join()  # the embed jobs: the vector channel has the new trace
+    now = client.get("/v1/search", params={"q": "Alice lives"}).json()
+    assert [h["id"] for h in now["results"]] == [new["id"]]
+    assert now["channels"] == ["bm25", "vector"] and now["degraded"] == []
+    hit = now["results"][0]
+    assert set(hit["channels"]) == {"bm25", "vector"} and "fused" in hit and "adjustments" in hit
+    then = client.get("/v1/search", params={"q": "Alice lives", "as_of": "2024-06-01"}).json()
+    assert [h["id"] for h in then["results"]] == [old["id"]]
+    r = client.get("/v1/search", params={"q": "Alice", "as_of": "June"})
+    assert r.status_code == 422 and "as_of" in r.json()["error"]["message"]

@@ -241,3 +241,16 @@ def test_settings_lists_every_setting_and_redacts_keys() -> None:
     key = next(r for r in doc["settings"] if r["env"] == "REVERIE_LLM_API_KEY")
     assert key["value"] == "***"
     assert all(r["description"] for r in doc["settings"])
+
+
+def test_search_as_of_and_its_refusal(brain_arg: list[str]) -> None:
+    added = ok_json(*brain_arg, "add", "Alice lives in Porto.")
+    happened = ok_json(*brain_arg, "show", added["traceId"])["occurred_at"]
+    ok_json(*brain_arg, "delete", added["traceId"])
+    assert ok_json(*brain_arg, "search", "Porto")["results"] == []
+    # Between when it was stored and when it was deleted: shown.
+    past = ok_json(*brain_arg, "search", "Porto", "--as-of", repr(happened))
+    assert [h["id"] for h in past["results"]] == [added["traceId"]]
+    assert ok_json(*brain_arg, "search", "Porto", "--as-of", "2001-01-01")["results"] == []
+    assert ok_json(*brain_arg, "search", "Porto", "--as-of", "2999-01-01")["results"] == []
+    assert_one_line_error(memctl(*brain_arg, "search", "Porto", "--as-of", "later"), 2, "--as-of")

@@ -46,26 +46,24 @@ def embedded(brain: mc.Brain, stub: StubEmbedder, items: Sequence[mc.NewTrace]) 
     return ids
 
 
-def test_vector_channel_finds_what_shares_no_word_with_the_stem(
-    brain: mc.Brain, stub: FlakyEmbedder
-) -> None:
-    # "colours" shares no Porter stem with "colour's"? It does; use a word the
-    # stub embeds alike but FTS5 cannot match: the bag of words is identical
-    # up to order, the query is not FTS5-parseable as given.
+def test_vector_channel_finds_what_bm25_does_not(brain: mc.Brain, stub: FlakyEmbedder) -> None:
     ids = embedded(
         brain,
         stub,
-        [mc.NewTrace("teal is the favourite colour"), mc.NewTrace("the deploy runs on friday")],
+        [
+            mc.NewTrace("teal is the favourite colour"),
+            mc.NewTrace("a teal colour chart"),
+            mc.NewTrace("the deploy runs on friday"),
+        ],
     )
-    response = mc.search(brain, "colour favourite teal", embedder=stub)
+    # FTS5 ANDs the words: only the first trace has all three.
+    response = mc.search(brain, "favourite colour teal", embedder=stub)
     assert response.channels == ["bm25", "vector"]
-    assert response.results[0].trace.id == ids[0]
-    top = response.results[0]
-    assert top.channels["bm25"]["rank"] == 1
-    assert top.channels["vector"]["rank"] == 1
-    # Only the vector channel ranks the unrelated trace, and below.
-    other = next(h for h in response.results if h.trace.id == ids[1])
-    assert "bm25" not in other.channels and other.channels["vector"]["rank"] == 2
+    assert [h.trace.id for h in response.results] == ids[:2]
+    top, second = response.results
+    assert top.channels["bm25"]["rank"] == 1 and top.channels["vector"]["rank"] == 1
+    # Only the vector channel finds the second; the unrelated third is not returned.
+    assert "bm25" not in second.channels and second.channels["vector"]["rank"] == 2
 
 
 def test_every_result_carries_its_score_breakdown(brain: mc.Brain, stub: FlakyEmbedder) -> None:

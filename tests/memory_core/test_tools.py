@@ -505,3 +505,16 @@ def test_reflect_is_registered_and_answers_a_clear_not_enabled_error(
 def test_reflect_runs_the_pass_the_context_provides(ctx: mc.ToolContext) -> None:
     ctx.reflect = lambda: {"pruned": 0, "merged": 0, "derived": 0, "compacted": 0, "durationMs": 1}
     assert call(ctx, "memory_reflect", topic="anything")["durationMs"] == 1
+
+
+def test_search_as_of_recalls_what_was_valid_then(ctx: mc.ToolContext) -> None:
+    trace_id = add(ctx, "The user lives in Porto.")
+    happened = mc.get_trace(ctx.brain, trace_id).occurred_at
+    call(ctx, "memory_delete", traceId=trace_id)
+    assert call(ctx, "memory_search", query="Porto")["results"] == []
+    then = call(ctx, "memory_search", query="Porto", asOf=repr(happened))
+    assert ids(then) == [trace_id]
+    later = call(ctx, "memory_search", query="Porto", asOf="2999-01-01T00:00:00Z")
+    assert ids(later) == []
+    refused = call(ctx, "memory_search", query="Porto", asOf="whenever")
+    assert refused["error"]["code"] and "asOf" in refused["error"]["message"]
