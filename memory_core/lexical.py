@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import OperationalError
 
-from memory_core.ranking import Facts
+from memory_core.ranking import FACT_COLUMNS, Facts
 from memory_core.schema import FTS_TABLE, VOCAB_TABLE
 from memory_core.textutil import content_words, stem
 
@@ -105,7 +105,7 @@ def _run(
         if where is None:
             return _rank_active(cursor, match, depth, bm25)
         sql = (
-            f"SELECT {Facts.COLUMNS}, {bm25} AS _score FROM {FTS_TABLE} "
+            f"SELECT {FACT_COLUMNS}, {bm25} AS _score FROM {FTS_TABLE} "
             f"JOIN memory_traces t ON t.seq = {FTS_TABLE}.rowid "
             f"WHERE {FTS_TABLE} MATCH :match AND {where} ORDER BY _score LIMIT :limit"
         )
@@ -141,7 +141,7 @@ def _rank_active(cursor: Any, match: str, depth: int, bm25: str) -> list[tuple[F
         active = {
             int(r[0]): Facts.from_row(r)
             for r in cursor.execute(
-                f"SELECT {Facts.COLUMNS} FROM memory_traces t "
+                f"SELECT {FACT_COLUMNS} FROM memory_traces t "
                 f"WHERE t.seq IN ({marks}) AND t.deleted = 0"
             )
         }

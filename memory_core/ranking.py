@@ -11,9 +11,10 @@ result can say why it ranks where it does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from memory_core.decay import DAY, effective_strength
 from memory_core.dense import DenseScores
@@ -21,8 +22,7 @@ from memory_core.textutil import words
 from memory_core.timeref import Period
 
 
-@dataclass(frozen=True)
-class Facts:
+class Facts(NamedTuple):
     """What ranking reads of a trace (the full row is fetched for the winners only)."""
 
     seq: int
@@ -34,25 +34,18 @@ class Facts:
     retrieval_count: int
     speaker: str | None
 
-    # The columns of memory_traces ``t`` these facts come from, in field order.
-    COLUMNS = (
-        "t.seq, t.occurred_at, t.importance, t.strength, t.stability, t.last_accessed, "
-        "t.retrieval_count, json_extract(t.metadata, '$.speaker')"
-    )
-
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Facts:
-        seq, occurred, importance, strength, stability, accessed, count, speaker = row
-        return cls(
-            int(seq),
-            float(occurred),
-            float(importance),
-            float(strength),
-            float(stability),
-            accessed,
-            int(count),
-            speaker.strip() or None if isinstance(speaker, str) else None,
-        )
+        """From the columns of :data:`FACT_COLUMNS`, in order."""
+        return cls._make(row)
+
+
+# The columns of memory_traces ``t`` that make a trace's :class:`Facts`, in order.
+FACT_COLUMNS = (
+    "t.seq, t.occurred_at, t.importance, t.strength, t.stability, t.last_accessed, "
+    "t.retrieval_count, CASE WHEN json_type(t.metadata, '$.speaker') = 'text' "
+    "THEN nullif(trim(json_extract(t.metadata, '$.speaker')), '') END"
+)
 
 
 @dataclass
@@ -158,6 +151,9 @@ def adjust(
 ) -> None:
     """Compute each candidate's strength and factors."""
     speaker = named_speaker(query, cands) if adj.speaker_boost > 0 else None
+    speaker_factor = 1.0 + adj.speaker_boost
+    time_factor = 1.0 + adj.time_boost
+    recency_rate = math.log(2.0) / (adj.recency_half_life_days * DAY)
     for c in cands:
         t = c.facts
         c.strength = effective_strength(
@@ -172,14 +168,13 @@ def adjust(
         )
         factors: dict[str, float] = {}
         if speaker is not None and t.speaker == speaker:
-            factors["speaker"] = 1.0 + adj.speaker_boost
-        if adj.time_boost > 0 and any(a <= t.occurred_at < b for a, b in periods):
-            factors["time"] = 1.0 + adj.time_boost
+            factors["speaker"] = speaker_factor
+        if periods and adj.time_boost > 0 and any(a <= t.occurred_at < b for a, b in periods):
+            factors["time"] = time_factor
         if adj.strength_weight > 0:
             factors["strength"] = 1.0 - adj.strength_weight + adj.strength_weight * c.strength
         if adj.recency_weight > 0:
-            age_days = max(adj.now - t.occurred_at, 0.0) / DAY
-            lift = 0.5 ** (age_days / adj.recency_half_life_days)
+            lift = math.exp(-max(adj.now - t.occurred_at, 0.0) * recency_rate)
             factors["recency"] = 1.0 + adj.recency_weight * lift
         if adj.importance_weight > 0:
             factors["importance"] = 1.0 + adj.importance_weight * (t.importance - 0.5)

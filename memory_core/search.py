@@ -331,7 +331,7 @@ def _facts(
     try:
         for marks in _in_chunks(seqs):
             sql = (
-                f"SELECT {ranking.Facts.COLUMNS} FROM memory_traces t "
+                f"SELECT {ranking.FACT_COLUMNS} FROM memory_traces t "
                 f"WHERE t.seq IN ({marks}) AND {condition}"
             )
             for row in cursor.execute(sql, params):
