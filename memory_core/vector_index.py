@@ -40,6 +40,11 @@ _ID_CHUNK = 500
 _INITIAL_CAPACITY = 1_024
 
 _LAST_EVENT = text("SELECT coalesce(max(id), 0) FROM embedding_events")
+# The highest event id pruned from the log (see :func:`prune_events`).
+EVENTS_FLOOR_KEY = "embedding_events_floor"
+_FLOOR = text(f"SELECT value FROM brain_meta WHERE key = '{EVENTS_FLOOR_KEY}'")
+# Events kept when the log is pruned: an index further behind reloads.
+KEEP_EVENTS = 100_000
 _EVENTS = text(
     "SELECT DISTINCT trace_id FROM embedding_events WHERE id > :after AND id <= :last "
     "AND model = :model"
@@ -113,7 +118,11 @@ class VectorIndex:
             if not self._loaded or last < self._last_event:  # new, or the file was replaced
                 self._load(conn, last)
             elif last > self._last_event:
-                self._catch_up(conn, last)
+                floor = int(conn.execute(_FLOOR).scalar() or 0)
+                if floor > self._last_event:  # events it has not seen were pruned
+                    self._load(conn, last)
+                else:
+                    self._catch_up(conn, last)
             n = self._n
             return Snapshot(self._seqs[:n], self._smoothed[:n], self._valid[:n], self._row_by_seq)
 
@@ -223,6 +232,27 @@ class VectorIndex:
         self._valid = grown(self._valid, (capacity,), np.bool_)
         self._prev = grown(self._prev, (capacity,), np.int64)
         self._next = grown(self._next, (capacity,), np.int64)
+
+
+def prune_events(conn: Connection, keep: int = KEEP_EVENTS) -> int:
+    """Drop all but the newest ``keep`` embedding events; returns how many went.
+
+    Records the highest id dropped, so an index that had not seen them reloads
+    instead of missing a change.  ``conn`` must be in a write transaction.
+    """
+    floor = int(conn.execute(_LAST_EVENT).scalar_one()) - keep
+    if floor <= 0:
+        return 0
+    gone = conn.execute(text("DELETE FROM embedding_events WHERE id <= :f"), {"f": floor})
+    if gone.rowcount:
+        conn.execute(
+            text(
+                "INSERT INTO brain_meta (key, value) VALUES (:k, :v) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            ),
+            {"k": EVENTS_FLOOR_KEY, "v": str(floor)},
+        )
+    return int(gone.rowcount)
 
 
 class _Registry:

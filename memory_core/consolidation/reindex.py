@@ -1,7 +1,9 @@
 """Re-index: keep the full-text index tidy and backfill missing vectors.
 
 FTS5's ``optimize`` merges index segments; when the integrity check finds the
-index out of step with the traces it is rebuilt instead.  A bounded number of
+index out of step with the traces it is rebuilt instead.  The log of vector
+changes that in-memory vector indexes catch up from is trimmed to its newest
+entries.  A bounded number of
 traces lacking vectors are embedded here; the rest are left to the embed
 queue (reconcile re-enqueues them).
 """
@@ -13,6 +15,7 @@ from sqlalchemy import text
 from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.errors import BrainError
 from memory_core.schema import FTS_TABLE
+from memory_core.vector_index import prune_events
 
 
 def run(ctx: PassContext) -> StepResult:
@@ -23,6 +26,7 @@ def run(ctx: PassContext) -> StepResult:
         command = "optimize" if consistent else "rebuild"
         with ctx.brain.transaction() as conn:
             conn.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES (:c)"), {"c": command})
+            result.counts["vector_events_pruned"] = prune_events(conn)
     if not consistent:
         result.notes.append("full-text index was inconsistent: rebuilt")
     result.counts["embedded"] = 0 if ctx.dry_run else _backfill(ctx)

@@ -374,3 +374,24 @@ def test_the_vector_channel_alone_returns_nothing_unrelated(brain: mc.Brain) -> 
     # Close to the first only (cosine 0.6; 0.0 to the second, below the 0.15 floor).
     near = FixedEmbedder([0.6, -0.45, 0.66])
     assert [h.trace.id for h in mc.search(brain, "zebra", embedder=near).results] == [ids[0]]
+
+
+def test_an_index_behind_a_pruned_log_reloads_instead_of_missing_changes(
+    brain: mc.Brain,
+) -> None:
+    from memory_core.vector_index import prune_events
+
+    ids = mc.add_traces(brain, [mc.NewTrace(f"note {i}") for i in range(4)])
+    index = index_for(brain, "unit")
+    _unit_vectors(brain, ids[:2], np.eye(3, dtype=np.float32)[:2])
+    with brain.read() as conn:
+        assert len(index.snapshot(conn)) == 2
+    _unit_vectors(brain, ids[2:], np.eye(3, dtype=np.float32)[1:])
+    mc.update_trace(brain, ids[0], content="note zero, edited")  # its vector goes
+    with brain.transaction() as conn:
+        assert prune_events(conn, keep=1) > 0  # the events this index needs are gone
+    with brain.read() as conn:
+        snap = index.snapshot(conn)
+    seqs = [mc.get_trace(brain, i).seq for i in ids]
+    assert snap.row(seqs[0]) is None
+    assert all(snap.row(q) is not None for q in seqs[1:])
