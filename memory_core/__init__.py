@@ -19,15 +19,14 @@ from memory_core.search import SearchHit, SearchResponse, search
 from memory_core.settings import Settings, load_settings
 from memory_core.timeref import parse_time
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
+from memory_core.trace_merge import MergeResult, merge_traces
 from memory_core.traces import (
-    MergeResult,
     NewTrace,
     Trace,
     add_trace,
     add_traces,
     delete_trace,
     get_trace,
-    merge_traces,
     update_trace,
 )
 

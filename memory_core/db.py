@@ -71,6 +71,10 @@ class Brain:
             finally:
                 self._local.conn = None
 
+    def in_transaction(self) -> bool:
+        """Whether this thread is inside :meth:`transaction`."""
+        return getattr(self._local, "conn", None) is not None
+
     @contextmanager
     def read(self) -> Iterator[Connection]:
         """A read-only snapshot; inside a transaction, that transaction's view."""

@@ -6,72 +6,91 @@ neighbours (``search_neighbour_smoothing``): the answer to a question is
 often spread over two consecutive turns, and a turn that only says "yes,
 last Tuesday" is found through the turn it answers.
 
-Query embeddings are cached (agents repeat queries), and an embedder that
-fails is not asked again for ``search_embed_retry_s``: a search meanwhile
-answers from the other channels at once instead of waiting for a timeout.
+A search starts the channel (:func:`start`: the index caught up, the query
+embedding under way) before BM25 ranks, and finishes it after
+(:meth:`VectorSearch.finish`).  Anything that keeps the channel from
+answering is a :class:`~memory_core.errors.ChannelUnavailable`, and the
+search goes on without it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from sqlalchemy import Connection
 
-from memory_core.embedders.base import Embedder
-from memory_core.errors import EmbedderError
-from memory_core.vector_index import Snapshot
+from memory_core.db import Brain
+from memory_core.errors import ChannelUnavailable
+from memory_core.query_embedding import QueryEmbedder, Vector
+from memory_core.vector_index import Snapshot, index_for
 
 log = logging.getLogger(__name__)
 
-_CACHE_SIZE = 512
+
+@dataclass(frozen=True)
+class VectorSearch:
+    """The vector channel of one search: started before BM25 ranks, finished after."""
+
+    embedder: QueryEmbedder
+    snapshot: Snapshot
+    pending: Future[Vector] | Vector
+
+    def finish(
+        self, conn: Connection, where: str | None, params: dict[str, Any], selective: bool
+    ) -> DenseScores:
+        """Similarities of the traces passing the filters (``where`` over ``t``).
+
+        A ``selective`` filter (a scope id) is applied first, so only its rows
+        are multiplied; any other is checked on the best rows afterwards
+        (:meth:`DenseScores.best` and :func:`allowed_rows`), as reading every
+        trace it allows would cost more than the product.
+        """
+        vector = self.embedder.wait(self.pending)
+        rows = allowed_rows(conn, self.snapshot, where, params) if where and selective else None
+        return score_all(self.snapshot, vector, rows)
 
 
-class QueryEmbedder:
-    """An embedder for queries: cached, and skipped for a while after a failure."""
+def start(
+    conn: Connection, brain: Brain, embedder: QueryEmbedder, query: str
+) -> VectorSearch | None:
+    """Catch the index up and start embedding ``query``; None when no trace has a vector.
 
-    def __init__(self, embedder: Embedder, retry_after_s: float) -> None:
-        self.embedder = embedder
-        self.retry_after_s = retry_after_s
-        self._lock = threading.Lock()
-        self._cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._failed_at: float | None = None
+    Not inside a write transaction: the index would catch up with changes that
+    may yet be rolled back, and never see what replaces them.
+    """
+    if brain.in_transaction():
+        raise ChannelUnavailable("no vector search inside a write transaction")
+    snapshot = index_for(brain, embedder.name).snapshot(conn)
+    if not snapshot.valid.any():
+        return None
+    if snapshot.dim != embedder.dim:
+        raise ChannelUnavailable(
+            f"the brain's {embedder.name} vectors have {snapshot.dim} dimensions "
+            f"and the embedder gives {embedder.dim}: run memctl embed-backfill"
+        )
+    return VectorSearch(embedder, snapshot, embedder.start(query))
 
-    @property
-    def name(self) -> str:
-        return self.embedder.name
 
-    def embed(self, query: str) -> npt.NDArray[np.float32]:
-        """The query's unit vector; :class:`EmbedderError` when unavailable."""
-        with self._lock:
-            cached = self._cache.get(query)
-            if cached is not None:
-                self._cache.move_to_end(query)
-                return cached
-            failed_at = self._failed_at
-        if failed_at is not None and time.monotonic() - failed_at < self.retry_after_s:
-            raise EmbedderError(f"embedder {self.name} failed recently; retrying later")
-        try:
-            vectors = self.embedder.embed([query])
-            vector = np.asarray(vectors, dtype=np.float32).reshape(-1)
-            if vector.shape != (self.embedder.dim,) or not np.isfinite(vector).all():
-                raise EmbedderError(f"embedder {self.name} returned an unusable query vector")
-        except EmbedderError:
-            with self._lock:
-                self._failed_at = time.monotonic()
-            raise
-        with self._lock:
-            self._failed_at = None
-            self._cache[query] = vector
-            if len(self._cache) > _CACHE_SIZE:
-                self._cache.popitem(last=False)
-        return vector
+def allowed_rows(
+    conn: Connection, snapshot: Snapshot, where: str | None, params: dict[str, Any]
+) -> npt.NDArray[np.int64]:
+    """The snapshot's rows whose traces pass ``where`` (every valid row for None)."""
+    if where is None:
+        return np.flatnonzero(snapshot.valid)
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(f"SELECT t.seq FROM memory_traces t WHERE {where}", params)
+        seqs = np.fromiter((r[0] for r in cursor.fetchall()), dtype=np.int64)
+    finally:
+        cursor.close()
+    rows = snapshot.rows(seqs)
+    return np.sort(rows[rows >= 0])
 
 
 @dataclass(frozen=True)
@@ -99,6 +118,13 @@ class DenseScores:
             return 1.0
         return min(max((value - self.low) / spread, 0.0), 1.0)
 
+    def restricted(self, rows: npt.NDArray[np.int64]) -> DenseScores:
+        """The same scores over ``rows`` only (a subset of this one's, sorted)."""
+        keep = np.isin(self.rows, rows, assume_unique=True)
+        scores = self.scores[keep]
+        low, high = (float(scores.min()), float(scores.max())) if len(scores) else (0.0, 0.0)
+        return DenseScores(self.snapshot, self.rows[keep], scores, low, high, self.query)
+
     def best(self, k: int, floor: float = -1.0) -> list[tuple[int, float]]:
         """The ``k`` best allowed rows scoring at least ``floor``, as (seq, score), best first."""
         pick = np.flatnonzero(self.scores >= floor)
@@ -122,7 +148,7 @@ def score_all(
 
     ``allowed_rows`` None means every row; rows without a current vector are
     dropped either way.  A filter that allows few rows multiplies only those.
-    A large product is split across the pool's threads, each on one BLAS
+    A large product is split across two threads of its own, each on one BLAS
     thread: the product is bound by memory bandwidth, and BLAS's own threads
     keep spinning after it, beside the embedder's (measured: the query
     embedding took 3 ms alone and 12-15 ms after a two-thread BLAS product).
@@ -146,38 +172,57 @@ def score_all(
 
 
 def _product(matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> Any:
-    with _blas_one_thread():
+    with _one_blas_thread:
         if len(matrix) < _SPLIT_ROWS:
             return matrix @ vector
-        parts = np.array_split(np.arange(len(matrix)), _WORKERS)
+        parts = np.array_split(np.arange(len(matrix)), _PRODUCT_THREADS)
         bounds = [(int(p[0]), int(p[-1]) + 1) for p in parts if len(p)]
-        futures = [pool().submit(np.matmul, matrix[a:b], vector) for a, b in bounds]
+        futures = [_pool().submit(np.matmul, matrix[a:b], vector) for a, b in bounds]
         return np.concatenate([f.result() for f in futures])
 
 
-_WORKERS = 2
+_PRODUCT_THREADS = 2
 _pool_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
-_controller: Any = None
+_product_pool: ThreadPoolExecutor | None = None
 
 
-def pool() -> ThreadPoolExecutor:
-    """The threads search hands work to (query embedding, parts of the product)."""
-    global _pool  # noqa: PLW0603 -- one pool per process, made on first use
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=2 * _WORKERS, thread_name_prefix="search")
-    return _pool
+def _pool() -> ThreadPoolExecutor:
+    global _product_pool  # noqa: PLW0603 -- one pool per process, made on first use
+    with _pool_lock:
+        if _product_pool is None:
+            _product_pool = ThreadPoolExecutor(_PRODUCT_THREADS, thread_name_prefix="vector")
+        return _product_pool
 
 
-def _blas_one_thread() -> Any:
-    """A context limiting BLAS to one thread (threadpoolctl, looked up once)."""
-    global _controller  # noqa: PLW0603 -- one lookup of the loaded BLAS libraries
-    if _controller is None:
-        with _pool_lock:
-            if _controller is None:
-                from threadpoolctl import ThreadpoolController
+class _OneBlasThread:
+    """BLAS limited to one thread while any search multiplies, restored after the last.
 
-                _controller = ThreadpoolController()
-    return _controller.limit(limits=1, user_api="blas")
+    threadpoolctl's limit is process-wide, so overlapping searches share one
+    limit, counted, rather than each saving and restoring the others' setting.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._controller: Any = None
+        self._limit: Any = None
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._users == 0:
+                if self._controller is None:
+                    from threadpoolctl import ThreadpoolController
+
+                    self._controller = ThreadpoolController()
+                self._limit = self._controller.limit(limits=1, user_api="blas")
+            self._users += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0 and self._limit is not None:
+                self._limit.restore_original_limits()
+                self._limit = None
+
+
+_one_blas_thread = _OneBlasThread()

@@ -66,3 +66,9 @@ class ExtractionError(ReverieError):
     """Raised when a fact extractor fails or answers something unusable."""
 
     code = "extraction_error"
+
+
+class ChannelUnavailable(ReverieError):
+    """Raised when a search channel cannot answer now; search goes on without it."""
+
+    code = "channel_unavailable"

@@ -264,16 +264,18 @@ def _write_turn(
         "turn_id": turn_id,
         **({"conversation_id": c} if (c := data.get("conversation_id")) else {}),
     }
+    metadata = {**data.get("metadata", {}), **meta}
+    conversation = metadata.get("conversation_id")
     episode = NewTrace(
         content=episode_text(data["user"], data["assistant"]),
         type="episodic",
         scope=scope,
         scope_id=scope_id,
         tags=["turn"],
-        metadata={**data.get("metadata", {}), **meta},
+        metadata=metadata,
         sources=[{"turn": turn_id}],
         occurred_at=occurred,
-        stream=turn_stream(scope, scope_id, data.get("conversation_id")),
+        stream=turn_stream(scope, scope_id, str(conversation) if conversation else None),
     )
     episode_id = insert_trace(conn, brain, episode, now)
     report.new_trace_ids.append(episode_id)

@@ -30,6 +30,7 @@ from sqlalchemy.exc import OperationalError
 
 from memory_core.ranking import FACT_COLUMNS, Facts
 from memory_core.schema import FTS_TABLE, VOCAB_TABLE
+from memory_core.settings import Settings
 from memory_core.textutil import content_words, stem
 
 # Operators and syntax that mark a query as deliberate FTS5, not plain words.
@@ -41,6 +42,7 @@ _SYNTAX_ERRORS = (
     "no such column",
     "unterminated string",
     "unknown special query",
+    "expected integer",  # NEAR(a b, x)
 )
 # Extra ranks fetched when ranking before filtering, to cover deleted traces.
 OVERFETCH = 10
@@ -65,9 +67,8 @@ def rank(
     where: str | None,
     params: dict[str, Any],
     depth: int,
+    settings: Settings,
     *,
-    context_weight: float,
-    settings: Any,
     cache_key: str,
 ) -> LexicalRanking:
     """The ``depth`` best matches of ``query`` among traces passing ``where``.
@@ -75,6 +76,7 @@ def rank(
     ``where`` is an SQL condition over ``t`` (memory_traces); None means only
     "not deleted", which ranks in the index alone (see :func:`_rank_active`).
     """
+    context_weight = settings.search_context_weight
     bm25 = f"bm25({FTS_TABLE}, 1.0, 1.0, {float(context_weight)!r})"
     # Without the context column, a row matching only there must not match.
     scoped = (lambda m: m) if context_weight > 0 else (lambda m: f"{{content tags}} : ({m})")
@@ -180,7 +182,7 @@ class _TermShares:
 _term_shares = _TermShares()
 
 
-def natural_query(conn: Connection, query: str, settings: Any, cache_key: str = "") -> str:
+def natural_query(conn: Connection, query: str, settings: Settings, cache_key: str = "") -> str:
     """An FTS5 query from plain words: content words, quoted, OR-ed.
 
     On a brain of at least ``search_term_share_min_docs`` traces, words found

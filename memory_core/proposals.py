@@ -44,7 +44,8 @@ from memory_core.proposal_files import (
 )
 from memory_core.schema import proposals as ledger
 from memory_core.settings import Settings
-from memory_core.traces import Trace, delete_trace, get_trace, merge_traces
+from memory_core.trace_merge import merge_traces
+from memory_core.traces import Trace, delete_trace, get_trace
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +215,7 @@ def create_proposals(
 
     Drafts :func:`filter_new` would drop are dropped, and so is any draft that
     names a missing or deleted trace, or a merge whose first trace is no longer
-    the one :func:`~memory_core.traces.merge_traces` would keep.
+    the one :func:`~memory_core.trace_merge.merge_traces` would keep.
     """
     if not drafts:
         return []

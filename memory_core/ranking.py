@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from memory_core.decay import DAY, effective_strength
 from memory_core.dense import DenseScores
+from memory_core.settings import Settings
 from memory_core.textutil import words
 from memory_core.timeref import Period
 
@@ -63,12 +64,14 @@ class Candidate:
 
     @property
     def score(self) -> float:
+        """The fused score times every factor."""
         value = self.fused
         for factor in self.factors.values():
             value *= factor
         return value
 
     def channels(self) -> dict[str, dict[str, Any]]:
+        """Each channel's rank and score of this trace, for the result's breakdown."""
         out: dict[str, dict[str, Any]] = {}
         if self.bm25_score is not None:
             out["bm25"] = {"rank": self.bm25_rank, "score": round(self.bm25_score, 6)}
@@ -132,7 +135,8 @@ class Adjustments:
     now: float
 
     @classmethod
-    def from_settings(cls, s: Any, now: float) -> Adjustments:
+    def from_settings(cls, s: Settings, now: float) -> Adjustments:
+        """The weights the settings give, at time ``now``."""
         return cls(
             speaker_boost=s.search_speaker_boost,
             time_boost=s.search_time_boost,

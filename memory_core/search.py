@@ -25,25 +25,21 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from memory_core import dense, lexical, ranking, timeref
 from memory_core.db import Brain
-from memory_core.embedders import make_embedder
 from memory_core.embedders.base import Embedder
-from memory_core.errors import EmbedderError, InvalidArgument
+from memory_core.errors import ChannelUnavailable, InvalidArgument
 from memory_core.lexical import natural_query
+from memory_core.query_embedding import Unusable, query_embedder
+from memory_core.settings import Settings
 from memory_core.traces import Trace, check_scope, check_tags, check_type
-from memory_core.vector_index import Snapshot, index_for
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +82,8 @@ class SearchHit:
 
 @dataclass(frozen=True)
 class SearchResponse:
+    """A search's results, how BM25 read the query, and the channels used or missed."""
+
     results: list[SearchHit]
     mode: str  # how BM25 read the query: "fts" or "natural"
     fts_query: str
@@ -104,6 +102,8 @@ class SearchResponse:
 
 @dataclass(frozen=True)
 class Filters:
+    """The hard filters of a search; a trace failing one is never ranked."""
+
     type: str | None = None
     scope: str | None = None
     scope_id: str | None = None
@@ -111,6 +111,7 @@ class Filters:
     as_of: float | None = None
 
     def only_active(self) -> bool:
+        """Whether "not deleted" is the only filter (BM25 then ranks in the index alone)."""
         return (
             self.type is None
             and self.scope is None
@@ -146,12 +147,14 @@ class Filters:
 
 
 def check_limit(limit: Any) -> int:
+    """``limit`` when it is an integer from 1 to :data:`MAX_LIMIT`, else InvalidArgument."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidArgument(f"limit must be an integer from 1 to {MAX_LIMIT}; got {limit!r}")
     return limit
 
 
 def check_as_of(value: Any) -> float | None:
+    """``value`` as epoch seconds when it is a finite number (or None), else InvalidArgument."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -190,37 +193,26 @@ def search(
         as_of=check_as_of(as_of),
     )
     limit = check_limit(limit)
-    now = time.time() if now is None else now
+    # An as-of search ranks as it would have then: recency, decay and "last week" from then.
+    now = now if now is not None else filters.as_of if filters.as_of is not None else time.time()
     s = brain.settings
     depth = max(limit, s.search_candidates)
-    query_embedder = _query_embedder(brain, embedder)
     where, params = (None, {}) if filters.only_active() else filters.sql()
     degraded: list[str] = []
     with brain.read() as conn:
-        # The query is embedded on the pool while BM25 ranks on this thread.
-        pending = None
-        if query_embedder is not None and s.search_vector_weight > 0:
-            snapshot = index_for(brain, query_embedder.name).snapshot(conn)
-            if snapshot.valid.any():
-                pending = dense.pool().submit(query_embedder.embed, query)
-        lex = lexical.rank(
-            conn,
-            query,
-            where,
-            params,
-            depth,
-            context_weight=s.search_context_weight,
-            settings=s,
-            cache_key=brain.url,
-        )
+        vector_search = None
+        if s.search_vector_weight > 0:
+            vector_search = _start_vector(conn, brain, embedder, query, degraded)
+        lex = lexical.rank(conn, query, where, params, depth, s, cache_key=brain.url)
         scores = None
-        if pending is not None:
+        if vector_search is not None:
             try:
-                scores = _dense_scores(conn, snapshot, pending.result(), where, params)
-            except EmbedderError as e:
+                scores = vector_search.finish(conn, where, params, filters.scope_id is not None)
+            except ChannelUnavailable as e:
                 log.warning("search without its vector channel: %s", e)
                 degraded.append(VECTOR)
-        cands = _candidates(conn, lex, scores, depth, where, params, s)
+        floor = s.search_vector_min_similarity
+        cands, scores = _candidates(conn, lex, scores, depth, where, params, floor)
         best = _rank(cands, query, scores, now, s)[:limit]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
     hits = [
@@ -231,12 +223,31 @@ def search(
     return SearchResponse(hits, lex.mode, lex.query, degraded, channels)
 
 
+def _start_vector(
+    conn: Connection, brain: Brain, embedder: Any, query: str, degraded: list[str]
+) -> dense.VectorSearch | None:
+    """The vector channel started, or None (no channel, or degraded: noted in ``degraded``)."""
+    qe = query_embedder(brain.settings, embedder, from_settings=isinstance(embedder, _Default))
+    if qe is None:
+        return None
+    try:
+        if isinstance(qe, Unusable):
+            raise ChannelUnavailable(qe.reason)
+        return dense.start(conn, brain, qe, query)
+    except ChannelUnavailable as e:
+        log.warning("search without its vector channel: %s", e)
+    except Exception:  # a bug in the optional channel must not fail the search
+        log.exception("search without its vector channel")
+    degraded.append(VECTOR)
+    return None
+
+
 def _rank(
     cands: list[ranking.Candidate],
     query: str,
     scores: dense.DenseScores | None,
     now: float,
-    s: Any,
+    s: Settings,
 ) -> list[ranking.Candidate]:
     """Fuse, adjust and order the candidates, as the settings say."""
     if s.search_fusion == "rrf":
@@ -248,28 +259,6 @@ def _rank(
     return ranking.order(cands)
 
 
-def _dense_scores(
-    conn: Connection,
-    snapshot: Snapshot,
-    vector: npt.NDArray[np.float32],
-    where: str | None,
-    params: dict[str, Any],
-) -> dense.DenseScores:
-    """Every allowed trace's similarity to the query vector."""
-    if vector.shape != (snapshot.matrix.shape[1],):
-        raise EmbedderError(
-            f"the query embedding has {vector.shape[0]} dimensions; "
-            f"the brain's vectors have {snapshot.matrix.shape[1]}"
-        )
-    allowed = None
-    if where is not None:
-        sql = text(f"SELECT t.seq FROM memory_traces t WHERE {where}")
-        seqs = np.fromiter((r[0] for r in conn.execute(sql, params)), dtype=np.int64)
-        rows = snapshot.rows(seqs)
-        allowed = rows[rows >= 0]
-    return dense.score_all(snapshot, vector, allowed)
-
-
 def _candidates(
     conn: Connection,
     lex: lexical.LexicalRanking,
@@ -277,26 +266,19 @@ def _candidates(
     depth: int,
     where: str | None,
     params: dict[str, Any],
-    settings: Any,
-) -> list[ranking.Candidate]:
-    """The union of both channels' best ``depth``, checked against the filters."""
+    floor: float,
+) -> tuple[list[ranking.Candidate], dense.DenseScores | None]:
+    """The union of both channels' best ``depth``, checked against the filters.
+
+    Returns the candidates and the vector scores they were ranked on.
+    """
     bm25 = {seq: (rank, score) for rank, (seq, score) in enumerate(lex.ranked, start=1)}
+    facts = lex.facts
     vector: dict[int, tuple[int, float]] = {}
-    floor = settings.search_vector_min_similarity
-    if scores is None:
-        facts = lex.facts
-    else:
-        # Unfiltered, the index still holds deleted traces: widen until enough are active.
-        want = depth
-        while True:
-            ranked = scores.best(want, floor)
-            facts = _facts(conn, [q for q, _ in ranked if q not in lex.facts], where, params)
-            facts.update(lex.facts)
-            active = [(seq, score) for seq, score in ranked if seq in facts]
-            if len(active) >= depth or len(ranked) < want:
-                break
-            want *= 4
-        vector = {seq: (rank, score) for rank, (seq, score) in enumerate(active[:depth], start=1)}
+    if scores is not None:
+        ranked, more, scores = _vector_best(conn, scores, lex.facts, depth, where, params, floor)
+        facts = {**more, **lex.facts}
+        vector = {seq: (rank, score) for rank, (seq, score) in enumerate(ranked, start=1)}
     cands = []
     for seq, f in facts.items():
         if seq not in bm25 and seq not in vector:
@@ -309,7 +291,41 @@ def _candidates(
         elif scores is not None:
             c.vector_score = scores.of(seq)
         cands.append(c)
-    return cands
+    return cands, scores
+
+
+# Rows checked against a filter, as a multiple of the depth, before the vector
+# channel reads every row the filter allows instead.
+_WIDEST = 16
+
+
+def _vector_best(
+    conn: Connection,
+    scores: dense.DenseScores,
+    known: dict[int, ranking.Facts],
+    depth: int,
+    where: str | None,
+    params: dict[str, Any],
+    floor: float,
+) -> tuple[list[tuple[int, float]], dict[int, ranking.Facts], dense.DenseScores]:
+    """The vector channel's best ``depth`` that pass the filters, with their facts.
+
+    Scores not yet restricted to the filters (no filter, or not a selective
+    one) are checked best first, widening until ``depth`` pass; a filter
+    that lets too few through is then applied to every row instead.
+    """
+    want = depth
+    while True:
+        ranked = scores.best(want, floor)
+        facts = _facts(conn, [q for q, _ in ranked if q not in known], where, params)
+        passing = [(seq, score) for seq, score in ranked if seq in facts or seq in known]
+        if len(passing) >= depth or len(ranked) < want:
+            return passing[:depth], facts, scores
+        if want >= _WIDEST * depth and where is not None:
+            scores = scores.restricted(dense.allowed_rows(conn, scores.snapshot, where, params))
+            want = depth
+            continue
+        want *= 4
 
 
 def _in_chunks(seqs: Sequence[int]) -> list[str]:
@@ -355,31 +371,3 @@ def _traces(conn: Connection, seqs: Sequence[int]) -> dict[int, Trace]:
     finally:
         cursor.close()
     return out
-
-
-_embedders_lock = threading.Lock()
-_from_settings: dict[tuple[Any, ...], dense.QueryEmbedder | None] = {}
-_given: weakref.WeakKeyDictionary[Any, dense.QueryEmbedder] = weakref.WeakKeyDictionary()
-
-
-def _query_embedder(brain: Brain, embedder: Any) -> dense.QueryEmbedder | None:
-    """This process's query embedder for the given embedder, or the settings' one.
-
-    Kept per embedder, so its query cache and failure pause outlive one search.
-    """
-    s = brain.settings
-    if embedder is None:
-        return None
-    with _embedders_lock:
-        if not isinstance(embedder, _Default):
-            found = _given.get(embedder)
-            if found is None:
-                found = _given[embedder] = dense.QueryEmbedder(embedder, s.search_embed_retry_s)
-            return found
-        key = (s.embedder, s.embed_model, tuple(s.embed_endpoints), s.embed_dim, s.embed_threads)
-        if key not in _from_settings:
-            made = make_embedder(s)
-            _from_settings[key] = (
-                dense.QueryEmbedder(made, s.search_embed_retry_s) if made is not None else None
-            )
-        return _from_settings[key]

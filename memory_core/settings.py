@@ -172,6 +172,12 @@ class Settings(BaseSettings):
     search_importance_weight: float = Field(
         0.2, ge=0, le=2, description="How much importance (0..1, 0.5 neutral) scales the score."
     )
+    search_embed_timeout_s: float = Field(
+        5.0,
+        gt=0,
+        description="A search waits this long for the query's embedding, then answers without "
+        "the vector channel.",
+    )
     search_embed_retry_s: float = Field(
         30.0,
         ge=0,

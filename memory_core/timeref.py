@@ -122,8 +122,13 @@ def _absolute(kind: str, m: re.Match[str], today: datetime) -> Period | None:
             return None
         if kind == "month_alone":
             word = m["month"]
-            if word.lower().rstrip(".") in _AMBIGUOUS_MONTHS and not word[0].isupper():
-                return None
+            sentence_start = not m.string[: m.start()].strip() or m.string[
+                : m.start()
+            ].rstrip().endswith((".", "!", "?"))
+            if word.lower().rstrip(".") in _AMBIGUOUS_MONTHS and (
+                not word[0].isupper() or sentence_start
+            ):
+                return None  # "may I", "they march", "May I ask"
             year = today.year if month <= today.month else today.year - 1
             return _month_span(year, month)
         if kind == "month":

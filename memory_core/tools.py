@@ -23,6 +23,7 @@ from memory_core.errors import InvalidArgument, NotEnabled, ReverieError
 from memory_core.schema import SCOPES, TRACE_TYPES
 from memory_core.search import search as search_traces
 from memory_core.timeref import parse_time
+from memory_core.trace_merge import merge_traces
 
 log = logging.getLogger(__name__)
 
@@ -204,9 +205,7 @@ def _delete(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 
 def _merge(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    result = traces.merge_traces(
-        ctx.brain, args["traceIds"], merged_content=args.get("mergedContent")
-    )
+    result = merge_traces(ctx.brain, args["traceIds"], merged_content=args.get("mergedContent"))
     return {"survivorId": result.survivor_id, "deletedIds": result.deleted_ids}
 
 

@@ -213,7 +213,8 @@ def check_new(item: NewTrace) -> NewTrace:
     )
 
 
-def _dumps(value: Any) -> str:
+def dumps(value: Any) -> str:
+    """Compact JSON, as the brain stores its JSON columns."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -251,8 +252,11 @@ _INSERT_SQL = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1, ?, ?, ?)"
 )
 _FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) VALUES (?, ?, ?, ?)"
+# The turn a new one follows: the stream's last one still active (a deleted
+# turn's words must not come back as the next one's context).
 _LAST_IN_STREAM_SQL = (
-    "SELECT seq, content FROM memory_traces WHERE stream = ? ORDER BY seq DESC LIMIT 1"
+    "SELECT seq, content FROM memory_traces WHERE stream = ? AND deleted = 0 "
+    "ORDER BY seq DESC LIMIT 1"
 )
 
 
@@ -264,7 +268,7 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
     own work here.  ``conn`` must be inside :meth:`Brain.transaction`.
     """
     trace_id = item.id or new_trace_id()
-    tags_json = _dumps(list(item.tags))
+    tags_json = dumps(list(item.tags))
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
         prev_seq, context = None, ""
@@ -287,8 +291,8 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
                 now,
                 now,
                 item.occurred_at if item.occurred_at is not None else now,
-                _dumps(item.metadata),
-                _dumps(item.sources),
+                dumps(item.metadata),
+                dumps(item.sources),
                 item.stream,
                 prev_seq,
                 context,
@@ -323,7 +327,8 @@ def add_trace(brain: Brain, content: str, *, now: float | None = None, **fields:
 _SELECT = text("SELECT * FROM memory_traces WHERE id = :id")
 
 
-def _fetch(conn: Connection, trace_id: str) -> Trace | None:
+def fetch_trace(conn: Connection, trace_id: str) -> Trace | None:
+    """The trace with this id on ``conn``, deleted or not; None when absent."""
     row = conn.execute(_SELECT, {"id": trace_id}).first()
     return Trace.from_row(row) if row is not None else None
 
@@ -331,7 +336,7 @@ def _fetch(conn: Connection, trace_id: str) -> Trace | None:
 def get_trace(brain: Brain, trace_id: str, *, include_deleted: bool = False) -> Trace:
     """The trace with this id; :class:`NotFound` if absent (or deleted, by default)."""
     with brain.read() as conn:
-        trace = _fetch(conn, trace_id)
+        trace = fetch_trace(conn, trace_id)
     if trace is None or (trace.deleted and not include_deleted):
         raise NotFound(f"no active trace {trace_id}")
     return trace
@@ -361,7 +366,7 @@ def update_trace(
         return None
     now = time.time() if now is None else now
     with brain.transaction() as conn:
-        old = _fetch(conn, trace_id)
+        old = fetch_trace(conn, trace_id)
         if old is None or old.deleted:
             return None
         if expected_version is not None and old.version != expected_version:
@@ -386,7 +391,7 @@ def rewrite_trace(
     values: dict[str, Any] = {
         "content": new_content,
         "content_hash": content_hash(new_content),
-        "tags": _dumps(new_tags),
+        "tags": dumps(new_tags),
         "updated_at": now,
         **extra,
     }
@@ -400,18 +405,19 @@ def rewrite_trace(
     )
     if result.rowcount != 1:
         raise Conflict(f"trace {old.id} changed while it was being updated")
-    old_tags_json = _dumps(old.tags)
+    old_tags_json = dumps(old.tags)
     if new_content != old.content or values["tags"] != old_tags_json:
         fts_delete(conn, old.seq, old.content, old_tags_json, old.context)
         fts_insert(conn, old.seq, new_content, values["tags"], old.context)
     if new_content != old.content:
         conn.execute(text("DELETE FROM trace_embeddings WHERE trace_id = :id"), {"id": old.id})
-    fresh = _fetch(conn, old.id)
+    fresh = fetch_trace(conn, old.id)
     assert fresh is not None
     return fresh
 
 
-def _soft_delete(conn: Connection, trace: Trace, reason: str, now: float) -> None:
+def soft_delete(conn: Connection, trace: Trace, reason: str, now: float) -> None:
+    """Mark ``trace`` deleted on ``conn``, compare-and-set on its version."""
     result = conn.execute(
         text(
             "UPDATE memory_traces SET deleted = 1, deleted_reason = :reason, deleted_at = :now, "
@@ -433,74 +439,8 @@ def delete_trace(
     """
     now = time.time() if now is None else now
     with brain.transaction() as conn:
-        trace = _fetch(conn, trace_id)
+        trace = fetch_trace(conn, trace_id)
         if trace is None or trace.deleted:
             return False
-        _soft_delete(conn, trace, reason, now)
+        soft_delete(conn, trace, reason, now)
         return True
-
-
-@dataclass(frozen=True)
-class MergeResult:
-    survivor_id: str
-    deleted_ids: list[str]
-
-
-def merge_traces(
-    brain: Brain,
-    trace_ids: Sequence[str],
-    *,
-    merged_content: str | None = None,
-    now: float | None = None,
-) -> MergeResult:
-    """Merge two or more active traces into the most-retrieved one.
-
-    The survivor (ties: the first given) takes ``merged_content`` or the
-    contents joined with `` | `` in the order given, the union of all tags and
-    sources, the summed retrieval count, the latest access and the highest
-    importance and stability.  The others are soft-deleted with a reason that
-    names the survivor.  Any unknown or deleted id refuses the whole merge.
-    """
-    ids = list(trace_ids)
-    if len(ids) < 2:
-        raise InvalidArgument("merge needs at least two trace ids")
-    if len(set(ids)) != len(ids):
-        raise InvalidArgument("merge ids must be distinct")
-    if merged_content is not None:
-        check_content(merged_content, "mergedContent")
-    now = time.time() if now is None else now
-    with brain.transaction() as conn:
-        traces = []
-        for trace_id in ids:
-            trace = _fetch(conn, trace_id)
-            if trace is None or trace.deleted:
-                raise NotFound(f"no active trace {trace_id}; nothing was merged")
-            traces.append(trace)
-        survivor = max(traces, key=lambda t: t.retrieval_count)  # first wins ties
-        others = [t for t in traces if t.id != survivor.id]
-        content = merged_content or " | ".join(t.content for t in traces)
-        tags = check_tags(tag for t in traces for tag in t.tags)
-        sources: list[Any] = []
-        for t in traces:
-            sources.extend(s for s in t.sources if s not in sources)
-        metadata = dict(survivor.metadata)
-        merged_from = list(metadata.get("merged_from", []))
-        merged_from.extend(t.id for t in others)
-        metadata["merged_from"] = merged_from
-        accessed = [t.last_accessed for t in traces if t.last_accessed is not None]
-        rewrite_trace(
-            conn,
-            survivor,
-            content,
-            tags,
-            now,
-            sources=_dumps(sources),
-            metadata=_dumps(metadata),
-            retrieval_count=sum(t.retrieval_count for t in traces),
-            last_accessed=max(accessed) if accessed else None,
-            importance=max(t.importance for t in traces),
-            stability=max(t.stability for t in traces),
-        )
-        for t in others:
-            _soft_delete(conn, t, f"merged into {survivor.id}", now)
-        return MergeResult(survivor.id, [t.id for t in others])

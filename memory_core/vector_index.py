@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,7 @@ import numpy.typing as npt
 from sqlalchemy import Connection, bindparam, text
 
 from memory_core.db import Brain
+from memory_core.errors import ChannelUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +73,10 @@ class Snapshot:
     def __len__(self) -> int:
         return len(self.seqs)
 
+    @property
+    def dim(self) -> int:
+        return int(self.matrix.shape[1])
+
     def rows(self, seqs: npt.ArrayLike) -> npt.NDArray[np.int64]:
         """Row of each seq, -1 where the index holds no current vector for it."""
         wanted = np.asarray(seqs, dtype=np.int64)
@@ -83,6 +89,7 @@ class Snapshot:
         return out
 
     def row(self, seq: int) -> int | None:
+        """The row of ``seq`` holding a current vector, or None."""
         found = int(self.rows([seq])[0])
         return None if found < 0 else found
 
@@ -112,8 +119,14 @@ class VectorIndex:
         self._waiting_next: dict[int, int] = {}  # prev seq -> row whose prev has no row yet
 
     def snapshot(self, conn: Connection) -> Snapshot:
-        """Catch up with the brain on ``conn``'s snapshot, then a view of the rows."""
-        with self._lock:
+        """Catch up with the brain on ``conn``'s snapshot, then a view of the rows.
+
+        The first call loads every vector; a search arriving meanwhile gets
+        :class:`ChannelUnavailable` at once rather than waiting for it.
+        """
+        if not self._lock.acquire(blocking=self._loaded):
+            raise ChannelUnavailable(f"the {self.model} vectors are still being loaded")
+        try:
             last = int(conn.execute(_LAST_EVENT).scalar_one())
             if not self._loaded or last < self._last_event:  # new, or the file was replaced
                 self._load(conn, last)
@@ -125,22 +138,62 @@ class VectorIndex:
                     self._catch_up(conn, last)
             n = self._n
             return Snapshot(self._seqs[:n], self._smoothed[:n], self._valid[:n], self._row_by_seq)
+        except BaseException:
+            self._loaded = False  # half caught up: the next search loads afresh
+            raise
+        finally:
+            self._lock.release()
 
     # -- loading and catching up -------------------------------------------
 
     def _load(self, conn: Connection, last: int) -> None:
+        """Every vector at once, into arrays built whole (no per-row Python work)."""
         self._reset()
-        for trace_id, seq, prev_seq, blob in conn.execute(_LOAD_ALL, {"model": self.model}):
-            self._put(str(trace_id), int(seq), prev_seq, blob)
+        rows = conn.execute(_LOAD_ALL, {"model": self.model}).all()
+        if rows:
+            self._dim = len(rows[0][3]) // _DTYPE.itemsize
+            kept = [r for r in rows if len(r[3]) == self._dim * _DTYPE.itemsize]
+            if len(kept) < len(rows):
+                log.warning(
+                    "vector index %s: skipped %d vectors not of dimension %d",
+                    self.model,
+                    len(rows) - len(kept),
+                    self._dim,
+                )
+            self._fill([str(r[0]) for r in kept], kept)
         self._smooth(range(self._n))
         self._last_event = last
         self._loaded = True
         log.info("vector index %s: loaded %d vectors", self.model, self._n)
 
+    def _fill(self, ids: list[str], rows: list[Any]) -> None:
+        n = len(rows)
+        self._grow(max(_INITIAL_CAPACITY, n))
+        self._n = n
+        matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=_DTYPE).reshape(n, self._dim)
+        self._raw[:n] = matrix
+        self._smoothed[:n] = matrix
+        self._valid[:n] = True
+        seqs = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+        prev_seqs = np.fromiter((-1 if r[2] is None else r[2] for r in rows), np.int64, count=n)
+        self._seqs[:n] = seqs
+        top = int(max(seqs.max(), prev_seqs.max())) + 1
+        self._row_by_seq = np.full(max(_INITIAL_CAPACITY, 2 * top), -1, dtype=np.int64)
+        self._row_by_seq[seqs] = np.arange(n)
+        self._row_of_id = dict(zip(ids, range(n), strict=True))
+        linked = prev_seqs >= 0
+        prev_rows = np.full(n, -1, dtype=np.int64)
+        prev_rows[linked] = self._row_by_seq[prev_seqs[linked]]
+        self._prev[:n] = prev_rows
+        self._next[:n] = -1
+        has = prev_rows >= 0
+        self._next[prev_rows[has]] = np.flatnonzero(has)
+        for row in np.flatnonzero(linked & ~has):  # their previous turn has no vector yet
+            self._waiting_next[int(prev_seqs[row])] = int(row)
+
     def _catch_up(self, conn: Connection, last: int) -> None:
         params = {"after": self._last_event, "last": last, "model": self.model}
         changed = [str(r[0]) for r in conn.execute(_EVENTS, params)]
-        self._last_event = last
         touched: set[int] = set()
         present: set[str] = set()
         for lo in range(0, len(changed), _ID_CHUNK):
@@ -148,9 +201,9 @@ class VectorIndex:
             for trace_id, seq, prev_seq, blob in conn.execute(
                 _LOAD_SOME, {"model": self.model, "ids": chunk}
             ):
-                present.add(str(trace_id))
                 row = self._put(str(trace_id), int(seq), prev_seq, blob)
                 if row is not None:
+                    present.add(str(trace_id))
                     touched.add(row)
         for trace_id in changed:
             if trace_id not in present and (row := self._row_of_id.get(trace_id)) is not None:
@@ -158,6 +211,7 @@ class VectorIndex:
                 touched.add(row)
         around = {int(r) for row in touched for r in (self._prev[row], self._next[row]) if r >= 0}
         self._smooth(sorted(touched | around))
+        self._last_event = last
 
     def _put(self, trace_id: str, seq: int, prev_seq: int | None, blob: bytes) -> int | None:
         vector = np.frombuffer(blob, dtype=_DTYPE)
@@ -223,7 +277,8 @@ class VectorIndex:
 
         def grown(old: npt.NDArray[Any], shape: tuple[int, ...], dtype: Any) -> npt.NDArray[Any]:
             new: npt.NDArray[Any] = np.zeros(shape, dtype=dtype)
-            new[: self._n] = old[: self._n]
+            if self._n:
+                new[: self._n] = old[: self._n]
             return new
 
         self._seqs = grown(self._seqs, (capacity,), np.int64)
@@ -256,23 +311,31 @@ def prune_events(conn: Connection, keep: int = KEEP_EVENTS) -> int:
 
 
 class _Registry:
-    """One index per (brain, model, smoothing) in this process, keyed by brain id."""
+    """One index per open brain (the object), model and smoothing, in this process.
+
+    Keyed by the brain object rather than its id: an exported copy keeps the
+    id, and two files must never share vectors.  A brain that is closed and
+    collected takes its indexes with it.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._indexes: dict[tuple[str, str, float], VectorIndex] = {}
+        self._indexes: dict[tuple[int, str, float], VectorIndex] = {}
 
     def get(self, brain: Brain, model: str, smoothing: float) -> VectorIndex:
-        key = (brain.brain_id, model, smoothing)
+        """The index, made on first use."""
+        key = (id(brain), model, smoothing)
         with self._lock:
             index = self._indexes.get(key)
             if index is None:
                 index = self._indexes[key] = VectorIndex(model, smoothing)
+                weakref.finalize(brain, self._drop, id(brain))
             return index
 
-    def clear(self) -> None:
+    def _drop(self, brain_key: int) -> None:
         with self._lock:
-            self._indexes.clear()
+            for key in [k for k in self._indexes if k[0] == brain_key]:
+                del self._indexes[key]
 
 
 registry = _Registry()

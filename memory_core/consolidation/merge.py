@@ -21,7 +21,8 @@ from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.consolidation.neardup import near_duplicate_pairs
 from memory_core.errors import NotFound
 from memory_core.proposals import ProposalDraft, create_proposals, filter_new
-from memory_core.traces import get_trace, merge_traces
+from memory_core.trace_merge import merge_traces
+from memory_core.traces import get_trace
 
 _EXACT = text(
     "SELECT content_hash, scope, scope_id, json_group_array(id) AS ids FROM ("

@@ -152,15 +152,17 @@ def test_migration_links_turns_already_ingested_into_streams(
             ("b", "User: she is called Miso", '["turn"]', '{"conversation_id": "c1"}', 1),
             ("c", "User: a fact, not a turn", '["knowledge"]', '{"conversation_id": "c1"}', 0),
             ("d", "User: other chat", '["turn"]', '{"conversation_id": "c2"}', 1),
+            ("e", "User: my pin is 4321", '["turn"]', '{"conversation_id": "c3"}', 1),
+            ("f", "User: thanks", '["turn"]', '{"conversation_id": "c3"}', 1),
         ]
         for i, (tid, content, tags, meta, is_turn) in enumerate(rows, start=1):
             sources = '[{"turn": "turn_x"}]' if is_turn else "[]"
             conn.execute(
                 text(
                     "INSERT INTO memory_traces (seq, id, brain_id, type, scope, scope_id, content, "
-                    "content_hash, tags, created_at, updated_at, occurred_at, metadata, sources) "
-                    "VALUES (:seq, :id, 'br_x', 'episodic', 'user', 'alice', :content, 'h', "
-                    ":tags, 0, 0, 0, :meta, :sources)"
+                    "content_hash, tags, created_at, updated_at, occurred_at, metadata, sources, "
+                    "deleted) VALUES (:seq, :id, 'br_x', 'episodic', 'user', 'alice', :content, "
+                    "'h', :tags, 0, 0, 0, :meta, :sources, :deleted)"
                 ),
                 {
                     "seq": i,
@@ -169,7 +171,15 @@ def test_migration_links_turns_already_ingested_into_streams(
                     "tags": tags,
                     "meta": meta,
                     "sources": sources,
+                    "deleted": int(tid == "e"),
                 },
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
+                    "VALUES (:id, 'm', 1, x'0000803f', 0)"
+                ),
+                {"id": tid},
             )
             conn.execute(
                 text("INSERT INTO memory_traces_fts(rowid, content, tags) VALUES (:s, :c, :t)"),
@@ -187,7 +197,12 @@ def test_migration_links_turns_already_ingested_into_streams(
         "b": ("user:alice:c1", 1, "User: I adopted a beagle"),
         "c": (None, None, ""),
         "d": ("user:alice:c2", None, ""),
+        "e": ("user:alice:c3", None, ""),
+        "f": ("user:alice:c3", 5, ""),  # what followed a deleted turn no longer copies it
     }
+    with brain.read() as conn:
+        vectors = {r[0] for r in conn.execute(text("SELECT trace_id FROM trace_embeddings"))}
+    assert vectors == set("abcdf")  # the deleted trace lost its vector
     # The rebuilt index holds the context: "Miso" is found by "beagle" too.
     hits = mc.search(brain, "beagle").results
     assert [h.trace.id for h in hits] == ["a", "b"]

@@ -5,7 +5,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import sqlite3
+import threading
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -395,3 +398,253 @@ def test_an_index_behind_a_pruned_log_reloads_instead_of_missing_changes(
     seqs = [mc.get_trace(brain, i).seq for i in ids]
     assert snap.row(seqs[0]) is None
     assert all(snap.row(q) is not None for q in seqs[1:])
+
+
+def _fts_consistent(brain: mc.Brain) -> bool:
+    from memory_core.maintenance import _check_fts
+
+    return _check_fts(brain) == []
+
+
+def test_deleted_words_are_not_found_through_the_next_turn(brain: mc.Brain) -> None:
+    secret, reply = mc.add_traces(
+        brain,
+        [
+            mc.NewTrace("Ann: my passport number is XK123", stream="s"),
+            mc.NewTrace("Ben: got it, noted", stream="s"),
+        ],
+    )
+    assert {h.trace.id for h in mc.search(brain, "passport").results} == {secret, reply}
+    mc.delete_trace(brain, secret)
+    assert mc.search(brain, "passport").results == []
+    assert mc.get_trace(brain, reply).context == ""
+    # A turn added after the deletion follows the last active turn, not the deleted one.
+    later = mc.add_trace(brain, "Ann: what's the weather?", stream="s")
+    assert mc.get_trace(brain, later).prev_seq == mc.get_trace(brain, reply).seq
+    assert mc.search(brain, "passport").results == []
+    assert _fts_consistent(brain)
+
+
+def test_an_edited_turn_gives_the_next_turn_its_new_words(brain: mc.Brain) -> None:
+    first, reply = mc.add_traces(
+        brain,
+        [
+            mc.NewTrace("Ann: we meet in Porto", stream="s"),
+            mc.NewTrace("Ben: see you there", stream="s"),
+        ],
+    )
+    mc.update_trace(brain, first, content="Ann: we meet in Lisbon")
+    assert reply not in {h.trace.id for h in mc.search(brain, "Porto").results}
+    assert reply in {h.trace.id for h in mc.search(brain, "Lisbon").results}
+    assert mc.get_trace(brain, reply).context == "Ann: we meet in Lisbon"
+    assert _fts_consistent(brain)
+
+
+def test_a_deleted_trace_leaves_the_vector_channel_and_its_neighbours(
+    brain: mc.Brain,
+) -> None:
+    ids = mc.add_traces(
+        brain, [mc.NewTrace("Ann: the secret", stream="s"), mc.NewTrace("Ben: ok", stream="s")]
+    )
+    _unit_vectors(brain, ids, np.eye(3, dtype=np.float32)[:2])
+    query = FixedEmbedder([1, 0, 0])
+    before = {h.trace.id: h for h in mc.search(brain, "zzz", embedder=query).results}
+    assert set(before) == set(ids)  # the reply through its neighbour (1 / 1.5 cosine)
+    mc.delete_trace(brain, ids[0])
+    with brain.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM trace_embeddings").scalar() == 1
+    assert mc.search(brain, "zzz", embedder=query).results == []
+
+
+# -- the vector channel never fails a search ---------------------------------
+
+
+class BuggyEmbedder(StubEmbedder):
+    """Raises what a bug or a foreign client library would, not EmbedderError."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fail = False
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.fail:
+            self.calls += 1
+            raise RuntimeError("connection reset by peer")
+        return super().embed(texts)
+
+
+def test_an_embedder_raising_anything_degrades_search_and_is_paused(brain: mc.Brain) -> None:
+    buggy = BuggyEmbedder()
+    ids = embedded(brain, buggy, [mc.NewTrace("kiwis are green")])
+    buggy.fail = True
+    response = mc.search(brain, "kiwis green", embedder=buggy)
+    assert response.degraded == ["vector"] and [h.trace.id for h in response.results] == ids
+    calls = buggy.calls
+    assert mc.search(brain, "kiwis again", embedder=buggy).degraded == ["vector"]
+    assert buggy.calls == calls  # paused, not asked again
+
+
+class SlowEmbedder(StubEmbedder):
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if texts != ["fast"]:
+            time.sleep(1.0)
+        return super().embed(texts)
+
+
+def test_a_slow_embedder_is_given_up_on_and_a_cached_query_does_not_wait(
+    settings: mc.Settings,
+) -> None:
+    brain = mc.open_brain(settings.model_copy(update={"search_embed_timeout_s": 0.2}))
+    slow = SlowEmbedder()
+    embed_missing(brain, slow)  # nothing yet
+    mc.add_trace(brain, "kiwis are green")
+    embed_missing(brain, StubEmbedder())  # the same vectors, without the wait
+    assert mc.search(brain, "fast", embedder=slow).degraded == []  # caches "fast"
+    started = time.monotonic()
+    assert mc.search(brain, "kiwis", embedder=slow).degraded == ["vector"]
+    assert time.monotonic() - started < 0.8
+    started = time.monotonic()
+    assert mc.search(brain, "fast", embedder=slow).degraded == []  # cached: no pool, no wait
+    assert time.monotonic() - started < 0.5
+
+
+def test_an_embedder_that_cannot_be_made_leaves_bm25_working(settings: mc.Settings) -> None:
+    brain = mc.open_brain(settings.model_copy(update={"embedder": "openai"}))  # no endpoints
+    trace_id = mc.add_trace(brain, "kiwis are green")
+    response = mc.search(brain, "kiwis")
+    assert [h.trace.id for h in response.results] == [trace_id]
+    assert response.degraded == ["vector"]
+
+
+def test_vectors_of_another_dimension_degrade_without_embedding_the_query(
+    brain: mc.Brain,
+) -> None:
+    embedded(brain, StubEmbedder(dim=8), [mc.NewTrace("kiwis are green")])
+    other = StubEmbedder(dim=16)  # same name, another dimension
+    response = mc.search(brain, "kiwis", embedder=other)
+    assert response.degraded == ["vector"] and len(response.results) == 1
+    assert other.calls == 0
+
+
+@dataclasses.dataclass(eq=True)
+class HashlessEmbedder:
+    """A dataclass with eq=True: unhashable, and fine as an embedder."""
+
+    name: str = "stub"
+    dim: int = 64
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return StubEmbedder().embed(texts)
+
+
+def test_an_unhashable_embedder_is_usable(brain: mc.Brain) -> None:
+    ids = embedded(brain, StubEmbedder(), [mc.NewTrace("kiwis are green")])
+    response = mc.search(brain, "kiwis", embedder=HashlessEmbedder())  # type: ignore[arg-type]
+    assert response.channels == ["bm25", "vector"] and [h.trace.id for h in response.results] == ids
+
+
+def test_a_search_while_the_index_loads_answers_from_bm25_at_once(brain: mc.Brain) -> None:
+    stub = StubEmbedder()
+    embedded(brain, stub, [mc.NewTrace("kiwis are green")])
+    index = index_for(brain, stub.name)
+    with index._lock:  # another search is loading the vectors
+        response = mc.search(brain, "kiwis", embedder=stub)
+    assert response.degraded == ["vector"] and len(response.results) == 1
+    assert mc.search(brain, "kiwis", embedder=stub).degraded == []
+
+
+def test_a_failed_catch_up_is_retried_in_full(
+    brain: mc.Brain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stub = StubEmbedder()
+    ids = embedded(brain, stub, [mc.NewTrace("kiwis are green")])
+    assert mc.search(brain, "kiwis", embedder=stub).channels == ["bm25", "vector"]
+    mc.update_trace(brain, ids[0], content="kiwis are brown")
+    embed_missing(brain, stub)
+    index = index_for(brain, stub.name)
+    broken = index._catch_up
+
+    def fail(*args: object) -> None:
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(index, "_catch_up", fail)
+    assert mc.search(brain, "kiwis", embedder=stub).degraded == ["vector"]
+    monkeypatch.setattr(index, "_catch_up", broken)
+    with brain.read() as conn:
+        snap = index.snapshot(conn)
+    row = snap.row(mc.get_trace(brain, ids[0]).seq)
+    assert row is not None
+    expected = stub.embed(["kiwis are brown"])[0]
+    assert np.allclose(snap.matrix[row], expected, atol=1e-3)
+
+
+def test_an_exported_copy_never_shares_the_original_vectors(
+    brain: mc.Brain, tmp_path: Path
+) -> None:
+    stub = StubEmbedder()
+    [trace_id] = embedded(brain, stub, [mc.NewTrace("cherries in spring")])
+    assert mc.search(brain, "cherries", embedder=stub).channels == ["bm25", "vector"]
+    copy_path = tmp_path / "copy.sqlite"
+    with sqlite3.connect(brain.path) as raw:
+        raw.execute("VACUUM INTO ?", (str(copy_path),))
+    copy = mc.open_brain(brain.settings, url=f"sqlite:///{copy_path}")
+    assert copy.brain_id == brain.brain_id  # same id, another file
+    zebra = to_blob(stub.embed(["zebra stripes"])[0])
+    with copy.transaction() as conn:
+        conn.exec_driver_sql("UPDATE trace_embeddings SET vector = ?", (zebra,))
+    embedded(brain, stub, [mc.NewTrace("plums in autumn")])  # both files now at one event more
+    in_copy = mc.search(copy, "zebra stripes", embedder=stub).results
+    assert [h.trace.id for h in in_copy] == [trace_id]
+    assert in_copy[0].channels["vector"]["score"] == pytest.approx(1.0, abs=1e-3)
+    [own, *_] = mc.search(brain, "cherries", embedder=stub).results
+    assert own.trace.id == trace_id
+    expected = float(stub.embed(["cherries"])[0] @ stub.embed(["cherries in spring"])[0])
+    assert own.channels["vector"]["score"] == pytest.approx(expected, abs=1e-3)
+
+
+def test_overlapping_searches_leave_blas_threads_as_they_found_them(brain: mc.Brain) -> None:
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    stub = StubEmbedder()
+    embedded(brain, stub, [mc.NewTrace(f"note {i} about kiwis") for i in range(50)])
+    before = blas_threads()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for i in range(100):
+                mc.search(brain, f"kiwis {i % 5}", embedder=stub)
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and blas_threads() == before
+
+
+def test_near_with_a_bad_distance_falls_back_to_plain_words(brain: mc.Brain) -> None:
+    trace_id = mc.add_trace(brain, "apples and pears")
+    response = mc.search(brain, "NEAR(apples pears, x)")
+    assert response.mode == "natural" and [h.trace.id for h in response.results] == [trace_id]
+
+
+def test_an_as_of_search_ranks_as_it_would_have_then(brain: mc.Brain) -> None:
+    then = 1_000 * DAY
+    trace_id = mc.add_trace(brain, "meeting notes", occurred_at=then, now=then)
+    hit = mc.search(brain, "meeting", as_of=then + DAY).results[0]
+    assert hit.trace.id == trace_id
+    assert hit.adjustments["recency"] > 1.09  # a day old then, not years
+
+
+def test_a_search_inside_a_write_transaction_leaves_the_index_alone(brain: mc.Brain) -> None:
+    stub = StubEmbedder()
+    embedded(brain, stub, [mc.NewTrace("kiwis are green")])
+    with brain.transaction():
+        response = mc.search(brain, "kiwis", embedder=stub)
+    assert response.degraded == ["vector"] and len(response.results) == 1

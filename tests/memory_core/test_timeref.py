@@ -44,7 +44,15 @@ def test_a_month_named_with_its_year_is_not_read_twice() -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ["may I ask about the deploy?", "they march on", "version 12345", "at 10:30"]
+    "query",
+    [
+        "may I ask about the deploy?",
+        "May I ask about it?",
+        "Thanks. May we meet?",
+        "they march on",
+        "version 12345",
+        "at 10:30",
+    ],
 )
 def test_words_that_only_look_like_times_name_none(query: str) -> None:
     assert periods(query, NOW) == []

@@ -1,0 +1,171 @@
+"""Query embeddings for search: one per process and embedder, cached and guarded.
+
+Agents repeat queries, so embeddings are cached.  An embedder that fails --
+whatever it raises -- is left alone for ``search_embed_retry_s``, and one
+that does not answer within ``search_embed_timeout_s`` is given up on for
+that search: either way the search goes on without its vector channel
+instead of failing or waiting.  Embedding runs on a small pool of its own,
+so the calling thread can rank BM25 meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_core.embedders import make_embedder
+from memory_core.embedders.base import Embedder
+from memory_core.errors import ChannelUnavailable, ReverieError
+from memory_core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_CACHE_SIZE = 512
+_EMBED_THREADS = 4
+Vector = npt.NDArray[np.float32]
+
+
+class QueryEmbedder:
+    """An embedder for queries: cached, timed out, and paused after a failure."""
+
+    def __init__(self, embedder: Embedder, retry_after_s: float, timeout_s: float) -> None:
+        self.embedder = embedder
+        self.retry_after_s = retry_after_s
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, Vector] = OrderedDict()
+        self._failed_at: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self.embedder.name
+
+    @property
+    def dim(self) -> int:
+        return int(self.embedder.dim)
+
+    def cached(self, query: str) -> Vector | None:
+        with self._lock:
+            vector = self._cache.get(query)
+            if vector is not None:
+                self._cache.move_to_end(query)
+            return vector
+
+    def start(self, query: str) -> Future[Vector] | Vector:
+        """The cached vector, or the embedding started on the pool.
+
+        :class:`ChannelUnavailable` while paused after a failure.
+        """
+        vector = self.cached(query)
+        if vector is not None:
+            return vector
+        with self._lock:
+            failed_at = self._failed_at
+        if failed_at is not None and time.monotonic() - failed_at < self.retry_after_s:
+            raise ChannelUnavailable(f"embedder {self.name} failed recently; retrying later")
+        return _pool().submit(self.embed, query)
+
+    def wait(self, pending: Future[Vector] | Vector) -> Vector:
+        """The vector :meth:`start` gave, waiting at most ``timeout_s`` for it."""
+        if not isinstance(pending, Future):
+            return pending
+        try:
+            return pending.result(timeout=self.timeout_s)
+        except FutureTimeout as e:
+            self._failed()
+            raise ChannelUnavailable(
+                f"embedder {self.name} took longer than {self.timeout_s:g} s"
+            ) from e
+
+    def embed(self, query: str) -> Vector:
+        """Embed now (on the calling thread); :class:`ChannelUnavailable` on any failure."""
+        try:
+            vectors = self.embedder.embed([query])
+            vector = np.asarray(vectors, dtype=np.float32).reshape(-1)
+            if vector.shape != (self.dim,) or not np.isfinite(vector).all():
+                raise ChannelUnavailable(f"embedder {self.name} returned an unusable vector")
+        except ReverieError as e:
+            self._failed()
+            raise ChannelUnavailable(str(e)) from e
+        except Exception as e:  # the embedder is foreign code: a bug must not fail search
+            log.exception("embedder %s failed on a query", self.name)
+            self._failed()
+            raise ChannelUnavailable(f"embedder {self.name} failed: {e!r}") from e
+        with self._lock:
+            self._failed_at = None
+            self._cache[query] = vector
+            if len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return vector
+
+    def _failed(self) -> None:
+        with self._lock:
+            self._failed_at = time.monotonic()
+
+
+class Unusable:
+    """The configured embedder could not be made; every search says why."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+_lock = threading.Lock()
+_from_settings: dict[tuple[Any, ...], QueryEmbedder | Unusable | None] = {}
+_given: dict[int, QueryEmbedder] = {}
+_embed_pool: ThreadPoolExecutor | None = None
+
+
+def query_embedder(
+    settings: Settings, embedder: Embedder | None, *, from_settings: bool
+) -> QueryEmbedder | Unusable | None:
+    """This process's query embedder for ``embedder``, or for the settings' one.
+
+    None: no vector channel.  Kept per embedder, so its cache and pause
+    outlive one search.
+    """
+    s = settings
+    with _lock:
+        if not from_settings:
+            if embedder is None:
+                return None
+            found = _given.get(id(embedder))
+            if found is None or found.embedder is not embedder:
+                found = _given[id(embedder)] = QueryEmbedder(
+                    embedder, s.search_embed_retry_s, s.search_embed_timeout_s
+                )
+                with contextlib.suppress(TypeError):  # not weakly referable: the entry stays
+                    weakref.finalize(embedder, _given.pop, id(embedder), None)
+            return found
+        key = (s.embedder, s.embed_model, tuple(s.embed_endpoints), s.embed_dim, s.embed_threads)
+        if key not in _from_settings:
+            try:
+                made = make_embedder(s)
+            except ReverieError as e:
+                log.warning("search has no vector channel: %s", e)
+                _from_settings[key] = Unusable(str(e))
+            else:
+                _from_settings[key] = (
+                    QueryEmbedder(made, s.search_embed_retry_s, s.search_embed_timeout_s)
+                    if made is not None
+                    else None
+                )
+        return _from_settings[key]
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _embed_pool  # noqa: PLW0603 -- one pool per process, made on first use
+    with _lock:
+        if _embed_pool is None:
+            _embed_pool = ThreadPoolExecutor(_EMBED_THREADS, thread_name_prefix="query-embed")
+        return _embed_pool
