@@ -4,16 +4,19 @@ It imports no queue, no scheduler and no web framework; the workers, the
 scheduler, the API and memctl are thin adapters over what is exported here.
 """
 
+from memory_core.auth import OPEN, Identity
 from memory_core.db import Brain, close_all, close_brain, open_brain
 from memory_core.errors import (
     BrainError,
     BrainNotFound,
     ConfigError,
     Conflict,
+    Forbidden,
     InvalidArgument,
     NotEnabled,
     NotFound,
     ReverieError,
+    Unauthorized,
 )
 from memory_core.search import SearchHit, SearchResponse, search
 from memory_core.settings import Settings, load_settings
@@ -31,12 +34,15 @@ from memory_core.traces import (
 )
 
 __all__ = [
+    "OPEN",
     "TOOL_SCHEMAS",
     "Brain",
     "BrainError",
     "BrainNotFound",
     "ConfigError",
     "Conflict",
+    "Forbidden",
+    "Identity",
     "InvalidArgument",
     "MergeResult",
     "NewTrace",
@@ -48,6 +54,7 @@ __all__ = [
     "Settings",
     "ToolContext",
     "Trace",
+    "Unauthorized",
     "add_trace",
     "add_traces",
     "call_tool",

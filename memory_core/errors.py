@@ -72,3 +72,15 @@ class ChannelUnavailable(ReverieError):
     """Raised when a search channel cannot answer now; search goes on without it."""
 
     code = "channel_unavailable"
+
+
+class Unauthorized(ReverieError):
+    """Raised when a call carries no token, or one that is malformed, unknown or revoked."""
+
+    code = "unauthorized"
+
+
+class Forbidden(ReverieError):
+    """Raised when a valid identity lacks the capability or scope id a call needs."""
+
+    code = "forbidden"

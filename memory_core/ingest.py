@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from memory_core.db import Brain
-from memory_core.errors import InvalidArgument, NotFound
+from memory_core.errors import Forbidden, InvalidArgument, NotFound
 from memory_core.extraction.base import Extraction, Fact
 from memory_core.timeref import parse_time
 from memory_core.traces import (
@@ -103,7 +103,11 @@ _INSERT_TURN = text(
 
 
 def accept_turns(
-    brain: Brain, turns: Sequence[Turn], *, now: float | None = None
+    brain: Brain,
+    turns: Sequence[Turn],
+    *,
+    now: float | None = None,
+    within: frozenset[str] | None = None,
 ) -> list[Accepted]:
     """Write turns to the inbox in one transaction (one fsync), durably.
 
@@ -112,6 +116,8 @@ def accept_turns(
     """
     for turn in turns:
         check_turn(turn)
+        if within is not None and turn.scope_id not in within:
+            raise Forbidden(f"scope_id: {turn.scope_id!r} is not a scope id this caller may write")
     now = time.time() if now is None else now
     accepted: list[Accepted] = []
     with brain.transaction() as conn:
@@ -135,9 +141,11 @@ def accept_turns(
     return accepted
 
 
-def accept_turn(brain: Brain, turn: Turn, *, now: float | None = None) -> Accepted:
+def accept_turn(
+    brain: Brain, turn: Turn, *, now: float | None = None, within: frozenset[str] | None = None
+) -> Accepted:
     """Write one turn to the inbox, durably (see :func:`accept_turns`)."""
-    return accept_turns(brain, [turn], now=now)[0]
+    return accept_turns(brain, [turn], now=now, within=within)[0]
 
 
 @dataclass
@@ -154,19 +162,26 @@ class IngestReport:
     lag_seconds: list[float] = field(default_factory=list)  # accepted -> committed
 
 
-def turn_status(brain: Brain, turn_id: str) -> dict[str, Any]:
-    """The inbox row of a turn, for the API's status route and for tests."""
+def turn_status(
+    brain: Brain, turn_id: str, *, within: frozenset[str] | None = None
+) -> dict[str, Any]:
+    """The inbox row of a turn, for the API's status route and for tests.
+
+    ``within``: the scope ids the caller is confined to; another's turn is not found.
+    """
     with brain.read() as conn:
         row = conn.execute(
             text(
-                "SELECT id, status, attempts, last_error, created_at, processed_at "
-                "FROM inbox_turns WHERE id = :id"
+                "SELECT id, status, attempts, last_error, created_at, processed_at, "
+                "json_extract(payload, '$.scope_id') AS scope_id FROM inbox_turns WHERE id = :id"
             ),
             {"id": turn_id},
         ).first()
-    if row is None:
+    if row is None or (within is not None and row.scope_id not in within):
         raise NotFound(f"no turn {turn_id}")
-    return dict(row._mapping)
+    status = dict(row._mapping)
+    del status["scope_id"]
+    return status
 
 
 def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tuple[str, str, float]]:

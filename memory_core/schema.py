@@ -165,6 +165,18 @@ retrieval_events = Table(
     Index("ix_retrieval_events_at", "consolidated", "at"),
 )
 
+tokens = Table(
+    "tokens",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("name", Text, nullable=False, unique=True),
+    Column("secret_sha256", Text, nullable=False),
+    Column("capabilities", Text, nullable=False),  # JSON list
+    Column("scope_ids", Text, nullable=True),  # JSON list; NULL: not pinned
+    Column("created_at", Float, nullable=False),
+    Column("revoked_at", Float, nullable=True),
+)
+
 leases = Table(
     "leases",
     metadata,

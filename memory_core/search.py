@@ -109,6 +109,7 @@ class Filters:
     scope_id: str | None = None
     tags: tuple[str, ...] = ()
     as_of: float | None = None
+    within: frozenset[str] | None = None  # the caller is confined to these scope ids
 
     def only_active(self) -> bool:
         """Whether "not deleted" is the only filter (BM25 then ranks in the index alone)."""
@@ -118,6 +119,7 @@ class Filters:
             and self.scope_id is None
             and not self.tags
             and self.as_of is None
+            and self.within is None
         )
 
     def sql(self) -> tuple[str, dict[str, Any]]:
@@ -140,6 +142,10 @@ class Filters:
         if self.scope_id is not None:
             clauses.append("t.scope_id = :f_scope_id")
             params["f_scope_id"] = self.scope_id
+        if self.within is not None:
+            marks = ", ".join(f":f_within{i}" for i in range(len(self.within)))
+            clauses.append(f"t.scope_id IN ({marks})" if marks else "0")
+            params.update({f"f_within{i}": v for i, v in enumerate(sorted(self.within))})
         for i, tag in enumerate(self.tags):
             clauses.append(f"EXISTS (SELECT 1 FROM json_each(t.tags) WHERE value = :f_tag{i})")
             params[f"f_tag{i}"] = tag
@@ -181,8 +187,12 @@ def search(
     as_of: float | None = None,
     now: float | None = None,
     embedder: Embedder | None = DEFAULT_EMBEDDER,
+    within: frozenset[str] | None = None,
 ) -> SearchResponse:
-    """Best-first traces for ``query`` among those passing every filter."""
+    """Best-first traces for ``query`` among those passing every filter.
+
+    ``within``: the scope ids the caller is confined to, a filter like the others.
+    """
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgument("query must be a non-empty string")
     filters = Filters(
@@ -191,6 +201,7 @@ def search(
         scope_id=scope_id,
         tags=tuple(check_tags(tags)),
         as_of=check_as_of(as_of),
+        within=within,
     )
     limit = check_limit(limit)
     # An as-of search ranks as it would have then: recency, decay and "last week" from then.
@@ -207,7 +218,8 @@ def search(
         scores = None
         if vector_search is not None:
             try:
-                scores = vector_search.finish(conn, where, params, filters.scope_id is not None)
+                selective = filters.scope_id is not None or within is not None
+                scores = vector_search.finish(conn, where, params, selective)
             except ChannelUnavailable as e:
                 log.warning("search without its vector channel: %s", e)
                 degraded.append(VECTOR)

@@ -18,6 +18,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from memory_core import traces
+from memory_core.auth import DELETE, DREAM, OPEN, READ, WRITE, Identity
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument, NotEnabled, ReverieError
 from memory_core.schema import SCOPES, TRACE_TYPES
@@ -148,12 +149,25 @@ class ToolContext:
     """Who is calling: the brain, and the scope ids of this call (user id etc.).
 
     ``reflect`` runs a dream pass and answers its counts; None where passes
-    are not available to this caller.
+    are not available to this caller.  ``identity`` decides what the call may
+    do (:data:`TOOL_CAPABILITIES`) and which scope ids it sees and writes.
     """
 
     brain: Brain
     scope_ids: Mapping[str, str] = field(default_factory=dict)
     reflect: Callable[[], dict[str, Any]] | None = None
+    identity: Identity = OPEN
+
+
+# What each tool needs of its caller's identity (memory_core.auth).
+TOOL_CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "memory_add": (WRITE,),
+    "memory_update": (WRITE,),
+    "memory_delete": (DELETE,),
+    "memory_merge": (WRITE, DELETE),
+    "memory_search": (READ,),
+    "memory_reflect": (DREAM,),
+}
 
 
 def validate_arguments(name: str, arguments: Any) -> dict[str, Any]:
@@ -174,6 +188,7 @@ def call_tool(name: str, arguments: Any, context: ToolContext) -> dict[str, Any]
     """Run one tool call and answer its JSON result (or an error result)."""
     try:
         args = validate_arguments(name, arguments)
+        context.identity.require(*TOOL_CAPABILITIES[name])
         return _HANDLERS[name](args, context)
     except ReverieError as e:
         log.debug("tool %s refused: %s", name, e)
@@ -187,7 +202,7 @@ def _add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         args["content"],
         type=args.get("type", "episodic"),
         scope=scope,
-        scope_id=ctx.scope_ids.get(scope),
+        scope_id=ctx.identity.scope_id_for(ctx.scope_ids.get(scope)),
         tags=args.get("tags", []),
     )
     return {"traceId": trace_id}
@@ -195,17 +210,26 @@ def _add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 def _update(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     updated = traces.update_trace(
-        ctx.brain, args["traceId"], content=args.get("content"), tags=args.get("tags")
+        ctx.brain,
+        args["traceId"],
+        content=args.get("content"),
+        tags=args.get("tags"),
+        within=ctx.identity.within,
     )
     return {"updated": updated is not None}
 
 
 def _delete(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    return {"deleted": traces.delete_trace(ctx.brain, args["traceId"])}
+    return {"deleted": traces.delete_trace(ctx.brain, args["traceId"], within=ctx.identity.within)}
 
 
 def _merge(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    result = merge_traces(ctx.brain, args["traceIds"], merged_content=args.get("mergedContent"))
+    result = merge_traces(
+        ctx.brain,
+        args["traceIds"],
+        merged_content=args.get("mergedContent"),
+        within=ctx.identity.within,
+    )
     return {"survivorId": result.survivor_id, "deletedIds": result.deleted_ids}
 
 
@@ -220,6 +244,7 @@ def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         tags=args.get("tags"),
         limit=args.get("limit", 10),
         as_of=parse_time(args.get("asOf"), "asOf"),
+        within=ctx.identity.within,
     )
     results = [
         {

@@ -10,12 +10,14 @@ from typing import Any
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument, NotFound
 from memory_core.traces import (
+    Within,
     check_content,
     check_tags,
     dumps,
     fetch_trace,
     rewrite_trace,
     soft_delete,
+    visible,
 )
 
 
@@ -31,6 +33,7 @@ def merge_traces(
     *,
     merged_content: str | None = None,
     now: float | None = None,
+    within: Within = None,
 ) -> MergeResult:
     """Merge two or more active traces into the most-retrieved one.
 
@@ -52,7 +55,7 @@ def merge_traces(
         traces = []
         for trace_id in ids:
             trace = fetch_trace(conn, trace_id)
-            if trace is None or trace.deleted:
+            if trace is None or trace.deleted or not visible(trace, within):
                 raise NotFound(f"no active trace {trace_id}; nothing was merged")
             traces.append(trace)
         survivor = max(traces, key=lambda t: t.retrieval_count)  # first wins ties

@@ -23,6 +23,9 @@ from memory_core.db import Brain
 from memory_core.errors import Conflict, InvalidArgument, NotFound
 from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 
+# The scope ids a caller is confined to (an identity pinned to them), or None.
+Within = frozenset[str] | None
+
 MAX_TAGS = 64
 MAX_TAG_LENGTH = 128
 MAX_STREAM_LENGTH = 512
@@ -333,11 +336,22 @@ def fetch_trace(conn: Connection, trace_id: str) -> Trace | None:
     return Trace.from_row(row) if row is not None else None
 
 
-def get_trace(brain: Brain, trace_id: str, *, include_deleted: bool = False) -> Trace:
-    """The trace with this id; :class:`NotFound` if absent (or deleted, by default)."""
+def visible(trace: Trace | None, within: Within) -> bool:
+    """Whether ``trace`` exists for a caller confined to the scope ids ``within``."""
+    return trace is not None and (within is None or trace.scope_id in within)
+
+
+def get_trace(
+    brain: Brain, trace_id: str, *, include_deleted: bool = False, within: Within = None
+) -> Trace:
+    """The trace with this id; :class:`NotFound` if absent (or deleted, by default).
+
+    ``within``: the scope ids the caller is confined to; another's trace is
+    not found either, so ids cannot be probed.
+    """
     with brain.read() as conn:
         trace = fetch_trace(conn, trace_id)
-    if trace is None or (trace.deleted and not include_deleted):
+    if trace is None or not visible(trace, within) or (trace.deleted and not include_deleted):
         raise NotFound(f"no active trace {trace_id}")
     return trace
 
@@ -350,6 +364,7 @@ def update_trace(
     tags: Sequence[str] | None = None,
     expected_version: int | None = None,
     now: float | None = None,
+    within: Within = None,
 ) -> Trace | None:
     """Replace content and/or tags of an active trace.
 
@@ -367,7 +382,7 @@ def update_trace(
     now = time.time() if now is None else now
     with brain.transaction() as conn:
         old = fetch_trace(conn, trace_id)
-        if old is None or old.deleted:
+        if old is None or old.deleted or not visible(old, within):
             return None
         if expected_version is not None and old.version != expected_version:
             raise Conflict(
@@ -431,7 +446,12 @@ def soft_delete(conn: Connection, trace: Trace, reason: str, now: float) -> None
 
 
 def delete_trace(
-    brain: Brain, trace_id: str, *, reason: str = "deleted", now: float | None = None
+    brain: Brain,
+    trace_id: str,
+    *,
+    reason: str = "deleted",
+    now: float | None = None,
+    within: Within = None,
 ) -> bool:
     """Soft-delete: the row stays for provenance, search never shows it again.
 
@@ -440,7 +460,7 @@ def delete_trace(
     now = time.time() if now is None else now
     with brain.transaction() as conn:
         trace = fetch_trace(conn, trace_id)
-        if trace is None or trace.deleted:
+        if trace is None or trace.deleted or not visible(trace, within):
             return False
         soft_delete(conn, trace, reason, now)
         return True

@@ -1,0 +1,259 @@
+"""Identities and capabilities: who may read, write, delete, dream or administer.
+
+A token is ``rvt_<id>_<secret>``: the id finds its row, and the secret is
+checked against the SHA-256 stored there with a constant-time comparison.
+Only that hash is kept; the token itself is shown once, when it is made (or
+reset).  A revoked token stays listed, and never works again.
+
+Capabilities: ``read`` (search, read traces and turns), ``write`` (add and
+update traces, post turns), ``delete`` (delete; merging needs it too, since
+it deletes the merged-away traces), ``dream`` (run a dream pass) and
+``admin`` (everything, and managing tokens).  None implies another, except
+``admin``.  An identity may be pinned to scope ids: it then sees and writes
+only traces of those scope ids, which memory_core's reads and writes enforce
+(``within=``), not only the adapters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import text
+
+from memory_core.db import Brain
+from memory_core.errors import Conflict, Forbidden, InvalidArgument, NotFound, Unauthorized
+
+READ, WRITE, DELETE, DREAM, ADMIN = "read", "write", "delete", "dream", "admin"
+CAPABILITIES = (READ, WRITE, DELETE, DREAM, ADMIN)
+TOKEN_PREFIX = "rvt_"
+_TOKEN = re.compile(r"rvt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+MAX_SCOPE_ID_LENGTH = 256
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who is calling: a token's name, capabilities and pinned scope ids (None: any)."""
+
+    name: str
+    capabilities: frozenset[str]
+    scope_ids: frozenset[str] | None = None
+    token_id: str | None = None
+
+    def can(self, capability: str) -> bool:
+        return ADMIN in self.capabilities or capability in self.capabilities
+
+    def require(self, *capabilities: str) -> None:
+        """:class:`Forbidden` unless this identity has every one of ``capabilities``."""
+        missing = [c for c in capabilities if not self.can(c)]
+        if missing:
+            raise Forbidden(f"{self.name} may not {' or '.join(missing)} (it may {self._may()})")
+
+    def _may(self) -> str:
+        return ", ".join(c for c in CAPABILITIES if c in self.capabilities) or "nothing"
+
+    @property
+    def within(self) -> frozenset[str] | None:
+        """The scope ids this identity is confined to, for memory_core's ``within=``."""
+        return self.scope_ids
+
+    def scope_id_for(self, scope_id: str | None) -> str | None:
+        """The scope id a write by this identity goes to; :class:`Forbidden` if not its own.
+
+        A pinned identity writing without a scope id writes to its only one,
+        when it has exactly one.
+        """
+        if self.scope_ids is None:
+            return scope_id
+        if scope_id is None and len(self.scope_ids) == 1:
+            return next(iter(self.scope_ids))
+        if scope_id not in self.scope_ids:
+            raise Forbidden(
+                f"{self.name} writes only to scope ids {', '.join(sorted(self.scope_ids))}; "
+                f"not {scope_id!r}"
+            )
+        return scope_id
+
+
+# Whoever calls when no token is configured (loopback only) or through memctl.
+OPEN = Identity("open", frozenset(CAPABILITIES))
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """A token as listed: everything but the secret."""
+
+    id: str
+    name: str
+    capabilities: list[str]
+    scope_ids: list[str] | None
+    created_at: float
+    revoked_at: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("ascii")).hexdigest()
+
+
+def _check_capabilities(capabilities: Iterable[str]) -> list[str]:
+    chosen = list(dict.fromkeys(c.strip() for c in capabilities if c.strip()))
+    unknown = [c for c in chosen if c not in CAPABILITIES]
+    if unknown or not chosen:
+        got = ", ".join(unknown) or "none"
+        raise InvalidArgument(f"capabilities must be some of {', '.join(CAPABILITIES)}; got {got}")
+    return [c for c in CAPABILITIES if c in chosen]
+
+
+def _check_scope_ids(scope_ids: Iterable[str] | None) -> list[str] | None:
+    if scope_ids is None:
+        return None
+    ids = list(dict.fromkeys(scope_ids))
+    if not ids or any(not s.strip() or len(s) > MAX_SCOPE_ID_LENGTH for s in ids):
+        raise InvalidArgument(f"scope ids must be 1 to {MAX_SCOPE_ID_LENGTH} characters each")
+    return sorted(ids)
+
+
+def _info(row: Any) -> TokenInfo:
+    scope_ids = json.loads(row.scope_ids) if row.scope_ids is not None else None
+    return TokenInfo(
+        row.id, row.name, json.loads(row.capabilities), scope_ids, row.created_at, row.revoked_at
+    )
+
+
+def _new_secret() -> tuple[str, str, str]:
+    token_id = secrets.token_hex(8)
+    secret = secrets.token_urlsafe(32)
+    return token_id, secret, f"{TOKEN_PREFIX}{token_id}_{secret}"
+
+
+def create_token(
+    brain: Brain,
+    name: str,
+    capabilities: Iterable[str],
+    scope_ids: Iterable[str] | None = None,
+    *,
+    now: float | None = None,
+) -> tuple[TokenInfo, str]:
+    """Make a token; returns it as listed and the token itself (shown only now)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InvalidArgument(
+            "name: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    caps = _check_capabilities(capabilities)
+    pinned = _check_scope_ids(scope_ids)
+    token_id, secret, token = _new_secret()
+    now = time.time() if now is None else now
+    with brain.transaction() as conn:
+        if conn.execute(text("SELECT 1 FROM tokens WHERE name = :n"), {"n": name}).first():
+            raise Conflict(f"a token named {name!r} exists (reset it for a new secret)")
+        conn.execute(
+            text(
+                "INSERT INTO tokens (id, name, secret_sha256, capabilities, scope_ids, created_at) "
+                "VALUES (:id, :name, :digest, :caps, :scope_ids, :now)"
+            ),
+            {
+                "id": token_id,
+                "name": name,
+                "digest": _digest(secret),
+                "caps": json.dumps(caps),
+                "scope_ids": json.dumps(pinned) if pinned is not None else None,
+                "now": now,
+            },
+        )
+    return TokenInfo(token_id, name, caps, pinned, now, None), token
+
+
+def list_tokens(brain: Brain) -> list[TokenInfo]:
+    """Every token, revoked ones too, oldest first (no secrets: none are kept)."""
+    with brain.read() as conn:
+        rows = conn.execute(text("SELECT * FROM tokens ORDER BY created_at, name")).all()
+    return [_info(r) for r in rows]
+
+
+def revoke_token(brain: Brain, name: str, *, now: float | None = None) -> TokenInfo:
+    """Revoke the active token ``name``; it never works again."""
+    now = time.time() if now is None else now
+    with brain.transaction() as conn:
+        done = conn.execute(
+            text("UPDATE tokens SET revoked_at = :now WHERE name = :n AND revoked_at IS NULL"),
+            {"now": now, "n": name},
+        )
+        if done.rowcount != 1:
+            raise NotFound(f"no active token named {name!r}")
+        row = conn.execute(text("SELECT * FROM tokens WHERE name = :n"), {"n": name}).one()
+    return _info(row)
+
+
+def reset_token(brain: Brain, name: str, *, now: float | None = None) -> tuple[TokenInfo, str]:
+    """A new secret for the token ``name`` (active or revoked); the old one stops working."""
+    token_id, secret, token = _new_secret()
+    now = time.time() if now is None else now
+    with brain.transaction() as conn:
+        done = conn.execute(
+            text(
+                "UPDATE tokens SET id = :id, secret_sha256 = :digest, created_at = :now, "
+                "revoked_at = NULL WHERE name = :n"
+            ),
+            {"id": token_id, "digest": _digest(secret), "now": now, "n": name},
+        )
+        if done.rowcount != 1:
+            raise NotFound(f"no token named {name!r}")
+        row = conn.execute(text("SELECT * FROM tokens WHERE name = :n"), {"n": name}).one()
+    return _info(row), token
+
+
+def any_active_token(brain: Brain) -> bool:
+    """Whether any token works: if none does, a loopback API may run open."""
+    with brain.read() as conn:
+        row = conn.execute(text("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1")).first()
+    return row is not None
+
+
+# Compared against when the id is unknown, so that case costs what a wrong secret does.
+_NO_DIGEST = _digest("x" * 43)
+
+
+def authenticate(brain: Brain, token: str | None) -> Identity:
+    """The identity of ``token``; :class:`Unauthorized` for none, malformed, unknown or revoked."""
+    if not token:
+        raise Unauthorized("a token is required: Authorization: Bearer rvt_...")
+    match = _TOKEN.fullmatch(token.strip())
+    if match is None:
+        raise Unauthorized("malformed token")
+    token_id, secret = match.groups()
+    with brain.read() as conn:
+        row = conn.execute(text("SELECT * FROM tokens WHERE id = :id"), {"id": token_id}).first()
+    stored = row.secret_sha256 if row is not None else _NO_DIGEST
+    matches = hmac.compare_digest(_digest(secret), stored)
+    if row is None or not matches or row.revoked_at is not None:
+        raise Unauthorized("unknown or revoked token")
+    info = _info(row)
+    pinned = frozenset(info.scope_ids) if info.scope_ids is not None else None
+    return Identity(info.name, frozenset(info.capabilities), pinned, info.id)
+
+
+def identify(brain: Brain, authorization: str | None, *, open_allowed: bool) -> Identity:
+    """The caller behind an ``Authorization`` header value (``Bearer rvt_...``).
+
+    Without one, the caller is :data:`OPEN` only while no token works and the
+    server may run open (bound to loopback); otherwise :class:`Unauthorized`.
+    """
+    if authorization is None or not authorization.strip():
+        if open_allowed and not any_active_token(brain):
+            return OPEN
+        raise Unauthorized("a token is required: Authorization: Bearer rvt_...")
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("malformed Authorization header: use Bearer rvt_...")
+    return authenticate(brain, token.strip())
