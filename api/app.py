@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import memory_core as mc
 from api import errors, routes
+from api.auth import check_bind, is_loopback
 from api.limits import BodyLimit
 from memory_core.group_commit import TurnBatcher
 from memory_core.metrics import HTTP_METHODS, OTHER, BrainCollector, get_metrics, metrics_for
@@ -30,8 +31,12 @@ UNMATCHED_ROUTE = "unmatched"
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: mc.Settings, workers: Workers) -> FastAPI:
-    """The API over ``settings``' brain, enqueueing through ``workers``' broker."""
+def create_app(settings: mc.Settings, workers: Workers, *, host: str | None = None) -> FastAPI:
+    """The API over ``settings``' brain, enqueueing through ``workers``' broker.
+
+    ``host`` is the address it will listen on (default ``api_host``): only on
+    loopback may it answer without a token while the brain has none.
+    """
     app = FastAPI(
         title="Reverie",
         version="0.1.0",
@@ -40,6 +45,7 @@ def create_app(settings: mc.Settings, workers: Workers) -> FastAPI:
     app.state.settings = settings
     app.state.workers = workers
     app.state.brain = mc.open_brain(settings)
+    app.state.open_allowed = is_loopback(host or settings.api_host)
     app.state.batcher = TurnBatcher(app.state.brain, _enqueuer(workers))
     app.router.add_event_handler("shutdown", app.state.batcher.close)
     errors.install(app)
@@ -142,9 +148,13 @@ def _enqueuer(workers: Workers) -> Callable[[list[str]], bool]:
 def run(
     settings: mc.Settings, workers: Workers, host: str, port: int, **uvicorn_options: Any
 ) -> None:
-    """Serve the API with uvicorn until interrupted."""
+    """Serve the API with uvicorn until interrupted.
+
+    :class:`~memory_core.ConfigError` before binding a non-loopback ``host``
+    while the brain has no working token.
+    """
     import uvicorn
 
-    uvicorn.run(
-        create_app(settings, workers), host=host, port=port, log_level="warning", **uvicorn_options
-    )
+    app = create_app(settings, workers, host=host)
+    check_bind(app.state.brain, host)
+    uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options)

@@ -19,6 +19,8 @@ import memory_core as mc
 log = logging.getLogger(__name__)
 
 STATUS: dict[type[mc.ReverieError], int] = {
+    mc.Unauthorized: 401,
+    mc.Forbidden: 403,
     mc.InvalidArgument: 422,
     mc.NotFound: 404,
     mc.Conflict: 409,
@@ -49,7 +51,8 @@ def install(app: FastAPI) -> None:
         status = status_for(exc)
         if status >= 500:
             log.error("request failed: %s", exc)
-        return JSONResponse(error_body(exc.code, str(exc)), status_code=status)
+        headers = {"WWW-Authenticate": 'Bearer realm="reverie"'} if status == 401 else None
+        return JSONResponse(error_body(exc.code, str(exc)), status_code=status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -1,0 +1,62 @@
+"""Who is calling the API, and whether they may: the bearer token of each request.
+
+Routes declare what they need with ``Depends(needs(...))``; a missing,
+malformed, unknown or revoked token answers 401, a valid one lacking the
+capability 403.  With no working token in the brain, a server bound to
+loopback answers without auth (open mode); bound to any other address it
+never does, and refuses to start without a token.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+
+from fastapi import Request
+
+import memory_core as mc
+from memory_core import auth
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback name or address (only then may the API run open)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(brain: mc.Brain, host: str) -> None:
+    """Refuse to serve on a non-loopback address while no token would be asked for."""
+    if not is_loopback(host) and not auth.any_active_token(brain):
+        raise mc.ConfigError(
+            f"refusing to listen on {host} without auth: anyone who can reach it could read "
+            "and change memory. Create a token first (memctl token create NAME --can ...) "
+            "or listen on 127.0.0.1"
+        )
+
+
+def identity(request: Request) -> mc.Identity:
+    """The caller of this request (computed once per request)."""
+    found: mc.Identity | None = getattr(request.state, "identity", None)
+    if found is None:
+        found = auth.identify(
+            request.app.state.brain,
+            request.headers.get("authorization"),
+            open_allowed=request.app.state.open_allowed,
+        )
+        request.state.identity = found
+    return found
+
+
+def needs(*capabilities: str) -> Callable[[Request], mc.Identity]:
+    """A dependency: the caller, once checked to have every one of ``capabilities``."""
+
+    def dependency(request: Request) -> mc.Identity:
+        caller = identity(request)
+        caller.require(*capabilities)
+        return caller
+
+    return dependency
