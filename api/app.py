@@ -18,7 +18,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import memory_core as mc
-from api import errors, routes
+from api import errors, routes, token_routes
 from api.auth import check_bind, is_loopback
 from api.limits import BodyLimit
 from memory_core.group_commit import TurnBatcher
@@ -50,6 +50,7 @@ def create_app(settings: mc.Settings, workers: Workers, *, host: str | None = No
     app.router.add_event_handler("shutdown", app.state.batcher.close)
     errors.install(app)
     app.include_router(routes.router)
+    app.include_router(token_routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     app.state.metrics = metrics_for(settings)
     app.state.metrics_registry = None  # GET /metrics answers 501 while metrics are off

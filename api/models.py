@@ -60,3 +60,11 @@ class MemoryPatch(Body):
 class MergeIn(Body):
     ids: list[str] = Field(min_length=2)
     content: str | None = Field(None, min_length=1)
+
+
+class TokenIn(Body):
+    name: str = Field(min_length=1, max_length=64)
+    can: list[Literal["read", "write", "delete", "dream", "admin"]] = Field(min_length=1)
+    scope_ids: list[str] | None = Field(
+        None, min_length=1, description="Pin the token to these scope ids: it sees only them."
+    )

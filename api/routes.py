@@ -7,20 +7,28 @@ import time
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
+from api.auth import identity, needs
 from api.errors import CODE_STATUS, error_body
 from api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn
-from memory_core import feedback, ingest
+from memory_core import auth, feedback, ingest
 from memory_core.metrics import SEARCH_MODES, Metrics, bounded
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from workers import Workers
 
 log = logging.getLogger(__name__)
 router = APIRouter()
+
+# The caller of a route, checked for what the route needs (api.auth).
+CanRead = Annotated[mc.Identity, Depends(needs(auth.READ))]
+CanWrite = Annotated[mc.Identity, Depends(needs(auth.WRITE))]
+CanDelete = Annotated[mc.Identity, Depends(needs(auth.DELETE))]
+CanMerge = Annotated[mc.Identity, Depends(needs(auth.WRITE, auth.DELETE))]
+Caller = Annotated[mc.Identity, Depends(identity)]
 
 
 def _brain(request: Request) -> mc.Brain:
@@ -51,13 +59,13 @@ def _enqueue(what: str, send: Any, *args: Any) -> bool:
 
 
 @router.post("/v1/turns", status_code=202, tags=["turns"])
-def post_turn(body: TurnIn, request: Request) -> dict[str, Any]:
+def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any]:
     """Accept a conversation turn: committed to the inbox, then queued for ingest."""
     turn = ingest.Turn(
         user=body.user,
         assistant=body.assistant,
         scope=body.scope,
-        scope_id=body.scope_id,
+        scope_id=caller.scope_id_for(body.scope_id) or "",
         conversation_id=body.conversation_id,
         timestamp=_epoch(body.timestamp),
         metadata=body.metadata,
@@ -68,9 +76,9 @@ def post_turn(body: TurnIn, request: Request) -> dict[str, Any]:
 
 
 @router.get("/v1/turns/{turn_id}", tags=["turns"])
-def get_turn(turn_id: str, request: Request) -> dict[str, Any]:
+def get_turn(turn_id: str, request: Request, caller: CanRead) -> dict[str, Any]:
     """A turn's ingestion status: pending, done or failed."""
-    return ingest.turn_status(_brain(request), turn_id)
+    return ingest.turn_status(_brain(request), turn_id, within=caller.within)
 
 
 def _send_embed(request: Request, trace_ids: list[str]) -> None:
@@ -81,7 +89,7 @@ def _send_embed(request: Request, trace_ids: list[str]) -> None:
 
 
 @router.post("/v1/memories", status_code=201, tags=["memories"])
-def post_memory(body: MemoryIn, request: Request) -> dict[str, Any]:
+def post_memory(body: MemoryIn, request: Request, caller: CanWrite) -> dict[str, Any]:
     """Store one memory trace; searchable when this answers."""
     brain = _brain(request)
     trace_id = mc.add_trace(
@@ -89,7 +97,7 @@ def post_memory(body: MemoryIn, request: Request) -> dict[str, Any]:
         body.content,
         type=body.type,
         scope=body.scope,
-        scope_id=body.scope_id,
+        scope_id=caller.scope_id_for(body.scope_id),
         tags=body.tags,
         importance=body.importance,
         metadata=body.metadata,
@@ -100,9 +108,14 @@ def post_memory(body: MemoryIn, request: Request) -> dict[str, Any]:
 
 
 @router.get("/v1/memories/{trace_id}", tags=["memories"])
-def get_memory(trace_id: str, request: Request, include_deleted: bool = False) -> dict[str, Any]:
+def get_memory(
+    trace_id: str, request: Request, caller: CanRead, include_deleted: bool = False
+) -> dict[str, Any]:
     """One trace in full."""
-    return mc.get_trace(_brain(request), trace_id, include_deleted=include_deleted).to_dict()
+    trace = mc.get_trace(
+        _brain(request), trace_id, include_deleted=include_deleted, within=caller.within
+    )
+    return trace.to_dict()
 
 
 @router.patch("/v1/memories/{trace_id}", tags=["memories"])
@@ -110,6 +123,7 @@ def patch_memory(
     trace_id: str,
     body: MemoryPatch,
     request: Request,
+    caller: CanWrite,
     if_match: Annotated[
         str | None, Header(description="Expected version (compare-and-set).")
     ] = None,
@@ -123,7 +137,12 @@ def patch_memory(
             raise mc.InvalidArgument("If-Match: must be the trace's version number")
         expected = int(if_match.strip('"'))
     trace = mc.update_trace(
-        _brain(request), trace_id, content=body.content, tags=body.tags, expected_version=expected
+        _brain(request),
+        trace_id,
+        content=body.content,
+        tags=body.tags,
+        expected_version=expected,
+        within=caller.within,
     )
     if trace is None:
         raise mc.NotFound(f"no active trace {trace_id}")
@@ -133,17 +152,19 @@ def patch_memory(
 
 
 @router.delete("/v1/memories/{trace_id}", tags=["memories"])
-def delete_memory(trace_id: str, request: Request) -> dict[str, Any]:
+def delete_memory(trace_id: str, request: Request, caller: CanDelete) -> dict[str, Any]:
     """Soft-delete: kept for audit, never returned by search."""
-    if not mc.delete_trace(_brain(request), trace_id):
+    if not mc.delete_trace(_brain(request), trace_id, within=caller.within):
         raise mc.NotFound(f"no active trace {trace_id}")
     return {"deleted": True, "id": trace_id}
 
 
 @router.post("/v1/memories/merge", tags=["memories"])
-def merge_memories(body: MergeIn, request: Request) -> dict[str, Any]:
-    """Merge traces into the most-retrieved one."""
-    result = mc.merge_traces(_brain(request), body.ids, merged_content=body.content)
+def merge_memories(body: MergeIn, request: Request, caller: CanMerge) -> dict[str, Any]:
+    """Merge traces into the most-retrieved one (it deletes the others: write and delete)."""
+    result = mc.merge_traces(
+        _brain(request), body.ids, merged_content=body.content, within=caller.within
+    )
     _send_embed(request, [result.survivor_id])
     return {"survivor_id": result.survivor_id, "deleted_ids": result.deleted_ids}
 
@@ -151,6 +172,7 @@ def merge_memories(body: MergeIn, request: Request) -> dict[str, Any]:
 @router.get("/v1/search", tags=["search"])
 def search(
     request: Request,
+    caller: CanRead,
     q: Annotated[str, Query(min_length=1, description="FTS5 syntax or plain words.")],
     type: Annotated[str | None, Query()] = None,
     scope: Annotated[str | None, Query()] = None,
@@ -173,6 +195,7 @@ def search(
         tags=tag_list,
         limit=limit,
         as_of=mc.parse_time(as_of, "as_of"),
+        within=caller.within,
     )
     metrics: Metrics | None = request.app.state.metrics
     if metrics is not None:
@@ -194,7 +217,7 @@ def search(
 
 
 @router.get("/v1/tools", tags=["tools"])
-def list_tools() -> dict[str, Any]:
+def list_tools(caller: CanRead) -> dict[str, Any]:
     """The six tools' JSON schemas, usable as LLM function definitions."""
     return {"tools": [{"name": n, **spec} for n, spec in TOOL_SCHEMAS.items()]}
 
@@ -204,6 +227,7 @@ def call(
     name: str,
     arguments: dict[str, Any],
     request: Request,
+    caller: Caller,
     x_reverie_user: Annotated[str | None, Header()] = None,
     x_reverie_thread: Annotated[str | None, Header()] = None,
     x_reverie_persona: Annotated[str | None, Header()] = None,
@@ -212,7 +236,7 @@ def call(
     """An LLM's tool call; the body is its arguments, the answer its result.
 
     Scope ids for the call come from the X-Reverie-User/-Thread/-Persona/
-    -Organization headers.
+    -Organization headers.  Each tool checks the capability it needs.
     """
     if name not in TOOL_SCHEMAS:
         return JSONResponse(error_body("not_found", f"no tool {name!r}"), status_code=404)
@@ -233,7 +257,8 @@ def call(
 
         return run_pass(brain, request.app.state.settings, workers.actors.runtime.embedder())
 
-    result = call_tool(name, arguments, ToolContext(brain, scope_ids, reflect=reflect))
+    context = ToolContext(brain, scope_ids, reflect=reflect, identity=caller)
+    result = call_tool(name, arguments, context)
     if "error" in result:
         return JSONResponse(result, status_code=CODE_STATUS.get(result["error"]["code"], 400))
     if name == "memory_add":
@@ -242,8 +267,13 @@ def call(
 
 
 @router.get("/metrics", tags=["ops"])
-def metrics_(request: Request) -> Response:
-    """Prometheus exposition: this process's metrics and the brain's gauges."""
+def metrics_(request: Request, caller: CanRead) -> Response:
+    """Prometheus exposition: this process's metrics and the brain's gauges.
+
+    Counts over the whole brain: not for an identity pinned to scope ids.
+    """
+    if caller.scope_ids is not None:
+        raise mc.Forbidden(f"{caller.name} is pinned to scope ids; metrics span every one")
     registry = request.app.state.metrics_registry
     if registry is None:
         raise mc.NotEnabled("metrics are off (REVERIE_METRICS_ENABLED=false)")

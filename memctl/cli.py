@@ -17,6 +17,7 @@ import memory_core as mc
 from memctl import dream_cli, io_cli, serve_cli
 from memctl import output as out
 from memctl.proposals_cli import app as proposals_app
+from memctl.token_cli import app as token_app
 from memory_core import maintenance
 from memory_core.logs import configure_logging
 
@@ -30,6 +31,8 @@ EXIT_CODES: dict[type[mc.ReverieError], int] = {
     mc.NotFound: 4,
     mc.Conflict: 5,
     mc.NotEnabled: 6,
+    mc.Unauthorized: 7,
+    mc.Forbidden: 7,
 }
 
 app = typer.Typer(
@@ -40,6 +43,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(proposals_app, name="proposals")
+app.add_typer(token_app, name="token")
 
 
 @dataclass

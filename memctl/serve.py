@@ -16,10 +16,12 @@ def up(settings: mc.Settings, host: str, port: int) -> None:
     With Redis configured: the API only (workers run as `memctl worker`,
     the scheduler as `memctl scheduler`)."""
     from api.app import run
+    from api.auth import check_bind
     from memory_core.schedule import LeaseHeld
     from scheduler import LeasedScheduler, build_scheduler
     from workers import setup, start_embedded
 
+    check_bind(mc.open_brain(settings), host)  # before starting anything
     embedded = not settings.redis_url
     workers = start_embedded(settings) if embedded else setup(settings)
     scheduler: LeasedScheduler | None = None

@@ -254,3 +254,29 @@ def test_search_as_of_and_its_refusal(brain_arg: list[str]) -> None:
     assert ok_json(*brain_arg, "search", "Porto", "--as-of", "2001-01-01")["results"] == []
     assert ok_json(*brain_arg, "search", "Porto", "--as-of", "2999-01-01")["results"] == []
     assert_one_line_error(memctl(*brain_arg, "search", "Porto", "--as-of", "later"), 2, "--as-of")
+
+
+def test_up_on_every_address_without_a_token_is_refused(brain_arg: list[str]) -> None:
+    r = memctl(*brain_arg, "up", "--host", "0.0.0.0", "--port", "1")
+    assert_one_line_error(r, 2, "refusing to listen on 0.0.0.0 without auth")
+
+
+def test_tokens_are_made_listed_revoked_and_reset(brain_arg: list[str]) -> None:
+    made = ok_json(*brain_arg, "token", "create", "bot", "--can", "read,write", "--scope-id", "a")
+    assert made["token"].startswith("rvt_")
+    assert (made["name"], made["capabilities"], made["scope_ids"]) == (
+        "bot",
+        ["read", "write"],
+        ["a"],
+    )
+    listed = memctl(*brain_arg, "--json", "token", "list")
+    assert made["token"] not in listed.stdout
+    assert json.loads(listed.stdout)["tokens"][0]["name"] == "bot"
+    assert ok_json(*brain_arg, "token", "revoke", "bot")["revoked_at"] is not None
+    again = ok_json(*brain_arg, "token", "reset", "bot")
+    assert again["token"] != made["token"] and again["revoked_at"] is None
+    assert_one_line_error(
+        memctl(*brain_arg, "token", "create", "bot", "--can", "read"), 5, "exists"
+    )
+    assert_one_line_error(memctl(*brain_arg, "token", "create", "x", "--can", "fly"), 2, "fly")
+    assert_one_line_error(memctl(*brain_arg, "token", "revoke", "nobody"), 4, "nobody")

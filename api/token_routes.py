@@ -1,0 +1,49 @@
+"""/v1/tokens: managing tokens over HTTP, for identities with ``admin`` only.
+
+The token itself is in the answer of create and reset, and nowhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+
+import memory_core as mc
+from api.auth import needs
+from api.models import TokenIn
+from memory_core import auth
+
+router = APIRouter(tags=["tokens"])
+Admin = Annotated[mc.Identity, Depends(needs(auth.ADMIN))]
+
+
+def _brain(request: Request) -> mc.Brain:
+    brain: mc.Brain = request.app.state.brain
+    return brain
+
+
+@router.get("/v1/tokens")
+def list_tokens(request: Request, _: Admin) -> dict[str, Any]:
+    """Every token, revoked ones too; never a secret (none is kept)."""
+    return {"tokens": [t.to_dict() for t in auth.list_tokens(_brain(request))]}
+
+
+@router.post("/v1/tokens", status_code=201)
+def create_token(body: TokenIn, request: Request, _: Admin) -> dict[str, Any]:
+    """Make a token; the answer holds it, once."""
+    info, token = auth.create_token(_brain(request), body.name, body.can, body.scope_ids)
+    return {**info.to_dict(), "token": token}
+
+
+@router.post("/v1/tokens/{name}/revoke")
+def revoke_token(name: str, request: Request, _: Admin) -> dict[str, Any]:
+    """Revoke a token: it never works again."""
+    return auth.revoke_token(_brain(request), name).to_dict()
+
+
+@router.post("/v1/tokens/{name}/reset")
+def reset_token(name: str, request: Request, _: Admin) -> dict[str, Any]:
+    """A new secret for a token (active again if it was revoked); the old one stops working."""
+    info, token = auth.reset_token(_brain(request), name)
+    return {**info.to_dict(), "token": token}

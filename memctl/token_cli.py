@@ -1,0 +1,111 @@
+"""``memctl token``: make, list, revoke and reset the tokens of the API and MCP.
+
+memctl itself acts on the brain file directly, as whoever may read and
+write it, so it needs no token.  A made (or reset) token is printed once;
+only its hash is kept.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from memctl import output as out
+from memory_core import auth
+
+if TYPE_CHECKING:
+    from memctl.cli import State
+
+app = typer.Typer(
+    name="token",
+    help="Tokens for the API and MCP: create, list, revoke, reset.",
+    no_args_is_help=True,
+)
+
+
+def _state(ctx: typer.Context) -> State:
+    from memctl.cli import State  # at call time: memctl.cli imports this module
+
+    state = ctx.find_root().obj
+    assert isinstance(state, State)
+    return state
+
+
+def _show_new(state: State, info: auth.TokenInfo, token: str, what: str) -> None:
+    if state.json:
+        out.emit_json({**info.to_dict(), "token": token})
+        return
+    out.console.print(token)
+    pinned = f", pinned to {', '.join(info.scope_ids)}" if info.scope_ids else ""
+    out.warn(
+        f"{what} token {info.name} ({', '.join(info.capabilities)}{pinned}): "
+        "shown this once, only its hash is kept"
+    )
+
+
+@app.command()
+def create(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="A name for who uses it, e.g. support-bot.")],
+    can: Annotated[
+        str,
+        typer.Option("--can", help="Comma-separated capabilities: read,write,delete,dream,admin."),
+    ],
+    scope_id: Annotated[
+        list[str] | None,
+        typer.Option("--scope-id", help="Pin to this scope id (repeatable): it sees only these."),
+    ] = None,
+) -> None:
+    """Make a token and print it, once."""
+    state = _state(ctx)
+    info, token = auth.create_token(
+        state.brain(create=True), name, can.split(","), scope_id or None
+    )
+    _show_new(state, info, token, "made")
+
+
+@app.command("list")
+def list_(ctx: typer.Context) -> None:
+    """Every token, revoked ones too (no secrets: none are kept)."""
+    state = _state(ctx)
+    tokens = auth.list_tokens(state.brain())
+    if state.json:
+        out.emit_json({"tokens": [t.to_dict() for t in tokens]})
+        return
+    if not tokens:
+        out.console.print("no tokens: the API answers without auth, on loopback only")
+        return
+    out.table(
+        None,
+        ["name", "can", "scope ids", "created", "revoked"],
+        [
+            [
+                t.name,
+                ",".join(t.capabilities),
+                ",".join(t.scope_ids) if t.scope_ids else "any",
+                out.when(t.created_at),
+                out.when(t.revoked_at),
+            ]
+            for t in tokens
+        ],
+    )
+
+
+@app.command()
+def revoke(ctx: typer.Context, name: Annotated[str, typer.Argument()]) -> None:
+    """Revoke a token: it never works again."""
+    state = _state(ctx)
+    info = auth.revoke_token(state.brain(), name)
+    if state.json:
+        out.emit_json(info.to_dict())
+    else:
+        out.console.print(f"revoked {info.name}")
+
+
+@app.command()
+def reset(ctx: typer.Context, name: Annotated[str, typer.Argument()]) -> None:
+    """A new secret for a token (active again if it was revoked), printed once."""
+    state = _state(ctx)
+    info, token = auth.reset_token(state.brain(), name)
+    _show_new(state, info, token, "reset")
