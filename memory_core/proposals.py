@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import Connection, func, insert, literal_column, select, update
+from sqlalchemy import Connection, func, insert, literal_column, select, text, update
 
 from memory_core.db import Brain
 from memory_core.errors import BrainError, InvalidArgument, NotFound
@@ -45,7 +45,7 @@ from memory_core.proposal_files import (
 from memory_core.schema import proposals as ledger
 from memory_core.settings import Settings
 from memory_core.trace_merge import merge_traces
-from memory_core.traces import Trace, delete_trace, get_trace
+from memory_core.traces import Trace, Within, delete_trace, get_trace
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,7 @@ class ProposalInfo:
     age_seconds: float
     summary: str
     pass_id: str | None
+    trace_ids: list[str]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,6 +130,11 @@ class Recovery:
 def subject_key(kind: str, trace_ids: Iterable[str]) -> str:
     """The change a proposal is about, whatever order its traces are named in."""
     return f"{kind}:{','.join(sorted(trace_ids))}"
+
+
+def _subject_ids(key: str) -> list[str]:
+    """The trace ids a :func:`subject_key` names (sorted)."""
+    return [i for i in key.partition(":")[2].split(",") if i]
 
 
 def recover(brain: Brain, settings: Settings) -> Recovery:
@@ -310,9 +316,19 @@ def _ledger_row(
 
 
 def list_proposals(
-    brain: Brain, settings: Settings, status: str = "pending", *, now: float | None = None
+    brain: Brain,
+    settings: Settings,
+    status: str = "pending",
+    *,
+    now: float | None = None,
+    within: Within = None,
 ) -> list[ProposalInfo]:
-    """Proposals with this status (or ``"all"``), oldest first."""
+    """Proposals with this status (or ``"all"``), oldest first.
+
+    ``within``: the scope ids the caller is confined to; only proposals every
+    one of whose traces it can see are listed (the ledger's subject key names
+    them, so an edited file cannot widen what is shown).
+    """
     if status != "all" and status not in STATUSES:
         raise InvalidArgument(f"status must be pending, accepted, rejected or all; got {status!r}")
     now = time.time() if now is None else now
@@ -322,10 +338,34 @@ def list_proposals(
         query = query.where(ledger.c.status == status)
     with brain.read() as conn:
         rows = conn.execute(query).all()
-    return [
-        ProposalInfo(r.id, r.kind, r.status, r.created_at, now - r.created_at, r.summary, r.pass_id)
-        for r in rows
-    ]
+        found = [
+            ProposalInfo(
+                r.id,
+                r.kind,
+                r.status,
+                r.created_at,
+                now - r.created_at,
+                r.summary,
+                r.pass_id,
+                _subject_ids(r.subject_key),
+            )
+            for r in rows
+        ]
+        if within is None:
+            return found
+        scope_ids = _scope_ids(conn, {i for p in found for i in p.trace_ids})
+    return [p for p in found if all(scope_ids.get(i) in within for i in p.trace_ids)]
+
+
+def _scope_ids(conn: Connection, trace_ids: Iterable[str]) -> dict[str, str | None]:
+    """The scope id of each of these traces that exists, deleted or not."""
+    rows = conn.execute(
+        text(
+            "SELECT id, scope_id FROM memory_traces WHERE id IN (SELECT value FROM json_each(:ids))"
+        ),
+        {"ids": json.dumps(sorted(trace_ids))},
+    )
+    return {r.id: r.scope_id for r in rows}
 
 
 def get_proposal(brain: Brain, settings: Settings, proposal_id: str) -> dict[str, Any]:

@@ -175,6 +175,19 @@ def validate_arguments(name: str, arguments: Any) -> dict[str, Any]:
     validator = _VALIDATORS.get(name)
     if validator is None:
         raise InvalidArgument(f"unknown tool {name!r}; tools: {', '.join(TOOL_SCHEMAS)}")
+    return check_arguments(validator, arguments)
+
+
+def argument_validator(parameters: dict[str, Any]) -> Any:
+    """A validator of one JSON Schema of arguments, for :func:`check_arguments`."""
+    return Draft202012Validator(parameters)
+
+
+def check_arguments(validator: Any, arguments: Any) -> dict[str, Any]:
+    """Check ``arguments`` with an :func:`argument_validator`; InvalidArgument on the first error.
+
+    Adapters offering tools of their own (the MCP server) check them the same way.
+    """
     if not isinstance(arguments, dict):
         raise InvalidArgument("arguments must be a JSON object")
     error = next(iter(sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))), None)

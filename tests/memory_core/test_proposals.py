@@ -159,6 +159,30 @@ def test_list_is_oldest_first_with_ages_and_show_adds_status(
     assert len(p.list_proposals(brain, settings, "all")) == 2
 
 
+def test_a_caller_pinned_to_scope_ids_lists_only_proposals_all_of_whose_traces_it_sees(
+    brain: mc.Brain, settings: mc.Settings
+) -> None:
+    alice = mc.add_trace(brain, "Alice likes tea.", scope_id="alice")
+    alice_too = mc.add_trace(brain, "Alice likes green tea.", scope_id="alice")
+    bob = mc.add_trace(brain, "Bob likes coffee.", scope_id="bob")
+    unscoped = mc.add_trace(brain, "Someone likes water.")
+    [own, mixed, bobs, nobodys] = create(
+        brain, settings, merge(alice, alice_too), merge(alice, bob), prune(bob), prune(unscoped)
+    )
+    listed = {i.id: i.trace_ids for i in p.list_proposals(brain, settings)}
+    assert listed == {
+        own: sorted([alice, alice_too]),
+        mixed: sorted([alice, bob]),
+        bobs: [bob],
+        nobodys: [unscoped],
+    }
+    assert [i.id for i in p.list_proposals(brain, settings, within=frozenset({"alice"}))] == [own]
+    both = frozenset({"alice", "bob"})
+    assert [i.id for i in p.list_proposals(brain, settings, within=both)] == [own, mixed, bobs]
+    mc.delete_trace(brain, bob)  # a stale proposal still names the tenant's trace
+    assert [i.id for i in p.list_proposals(brain, settings, within=frozenset({"bob"}))] == [bobs]
+
+
 def test_unknown_ids_and_statuses_are_refused(brain: mc.Brain, settings: mc.Settings) -> None:
     with pytest.raises(mc.NotFound, match="prop_nope"):
         p.get_proposal(brain, settings, "prop_nope")
