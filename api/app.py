@@ -21,6 +21,7 @@ import memory_core as mc
 from api import errors, routes, token_routes
 from api.auth import check_bind, is_loopback
 from api.limits import BodyLimit
+from api.mcp_http import mount as mount_mcp
 from memory_core.group_commit import TurnBatcher
 from memory_core.metrics import HTTP_METHODS, OTHER, BrainCollector, get_metrics, metrics_for
 from workers import Workers
@@ -60,6 +61,7 @@ def create_app(settings: mc.Settings, workers: Workers, *, host: str | None = No
             app.state.brain, _embedder_model(workers), settings.metrics_brain_ttl_s
         )
         app.state.metrics_registry = _metrics_registry(app.state.brain_metrics, workers)
+    mount_mcp(app)  # MCP over streamable HTTP at /mcp, with the same bearer tokens
     return app
 
 

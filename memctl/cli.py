@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 import memory_core as mc
-from memctl import dream_cli, io_cli, serve_cli
+from memctl import dream_cli, io_cli, mcp_cli, serve_cli
 from memctl import output as out
 from memctl.proposals_cli import app as proposals_app
 from memctl.token_cli import app as token_app
@@ -324,6 +324,7 @@ def demo(ctx: typer.Context) -> None:
 dream_cli.register(app, _state)
 serve_cli.register(app, _state)
 io_cli.register(app, _state)
+mcp_cli.register(app, _state)
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -1,0 +1,335 @@
+"""The MCP server: Reverie's memory tools and resources for any MCP client.
+
+Tools: the six memory tools with exactly the schemas and results of
+``POST /v1/tools/{name}`` (:func:`memory_core.call_tool`), plus
+``memory_post_turn`` (one exchange into the durable inbox, then ingested like
+``POST /v1/turns``) and ``memory_read`` (one trace in full).  Resources:
+``memory://memories/{id}`` and ``memory://proposals``.
+
+Who calls is the transport's business: over HTTP each request's bearer token
+(:mod:`api.mcp_http`), over stdio the token ``memctl mcp`` was started with.
+Either puts a :class:`Caller` in :data:`CALLER` before a request reaches the
+handlers here, and every tool and resource checks that caller's
+capabilities and scope ids in memory_core.  A refused tool call is a tool
+error result (``isError``) and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from functools import partial
+from importlib.metadata import version
+from typing import Any
+
+import anyio.to_thread
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+import memory_core as mc
+from memory_core import auth, feedback, ingest, proposals
+from memory_core.schema import SCOPES
+from memory_core.tools import TOOL_SCHEMAS, ToolContext, argument_validator, check_arguments
+from workers import Workers
+
+log = logging.getLogger(__name__)
+
+MEMORY_URI = "memory://memories/"
+PROPOSALS_URI = "memory://proposals"
+FIRST_LINE_CHARS = 120
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who makes an MCP request, and the scope ids its tool calls act on (user id etc.)."""
+
+    identity: mc.Identity
+    scope_ids: Mapping[str, str] = field(default_factory=dict)
+
+
+CALLER: ContextVar[Caller] = ContextVar("reverie_mcp_caller")
+
+_ID = {"type": "string", "minLength": 1, "maxLength": ingest.MAX_ID_LENGTH}
+OWN_TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
+    "memory_post_turn": {
+        "description": (
+            "Record one exchange of the conversation. It is stored verbatim and its facts "
+            "extracted in the background; searchable within seconds."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "user": {"type": "string", "description": "What the user said."},
+                "assistant": {"type": "string", "description": "What the assistant answered."},
+                "scope": {"type": "string", "enum": list(SCOPES), "default": "user"},
+                "scope_id": {**_ID, "description": "Default: the caller's id for the scope."},
+                "conversation_id": _ID,
+                "timestamp": {
+                    "type": ["string", "number"],
+                    "description": "When it happened: ISO 8601 or epoch seconds.",
+                },
+                "metadata": {"type": "object"},
+                "idempotency_key": {**_ID, "description": "A repeated key is accepted once."},
+            },
+            "required": ["user", "assistant"],
+            "additionalProperties": False,
+        },
+    },
+    "memory_read": {
+        "description": "One memory trace in full (search lists only each one's first line).",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "traceId": TOOL_SCHEMAS["memory_delete"]["parameters"]["properties"]["traceId"]
+            },
+            "required": ["traceId"],
+            "additionalProperties": False,
+        },
+    },
+}
+# What each of the server's own tools needs (the six: memory_core.tools.TOOL_CAPABILITIES).
+OWN_TOOL_CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "memory_post_turn": (auth.WRITE,),
+    "memory_read": (auth.READ,),
+}
+_VALIDATORS = {n: argument_validator(s["parameters"]) for n, s in OWN_TOOL_SCHEMAS.items()}
+_HINTS: dict[str, types.ToolAnnotations] = {
+    "memory_search": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    "memory_read": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    "memory_delete": types.ToolAnnotations(destructive_hint=True, open_world_hint=False),
+    "memory_merge": types.ToolAnnotations(destructive_hint=True, open_world_hint=False),
+}
+
+# Accept a turn durably and enqueue its ingestion: (accepted, enqueued).
+SubmitTurn = Callable[[ingest.Turn, mc.Identity], tuple[ingest.Accepted, bool]]
+
+
+@dataclass
+class Memory:
+    """What the tools and resources act on: the brain, its settings and workers."""
+
+    brain: mc.Brain
+    settings: mc.Settings
+    workers: Workers
+    submit_turn: SubmitTurn
+
+    def call(self, name: str, arguments: Any, caller: Caller) -> dict[str, Any]:
+        """One tool call's JSON result, or ``{"error": {"code", "message"}}``."""
+        if name in TOOL_SCHEMAS:
+            context = ToolContext(self.brain, caller.scope_ids, self._reflect, caller.identity)
+            result = mc.call_tool(name, arguments, context)
+            if "error" not in result:
+                self._after(name, arguments, result)
+            return result
+        try:
+            if name not in OWN_TOOL_SCHEMAS:
+                every = ", ".join([*TOOL_SCHEMAS, *OWN_TOOL_SCHEMAS])
+                raise mc.InvalidArgument(f"unknown tool {name!r}; tools: {every}")
+            args = check_arguments(_VALIDATORS[name], arguments)
+            caller.identity.require(*OWN_TOOL_CAPABILITIES[name])
+            if name == "memory_read":
+                trace = mc.get_trace(self.brain, args["traceId"], within=caller.identity.within)
+                return trace.to_dict()
+            return self._post_turn(args, caller)
+        except mc.ReverieError as e:
+            log.debug("tool %s refused: %s", name, e)
+            return {"error": {"code": e.code, "message": str(e)}}
+
+    def read(self, uri: str, caller: Caller) -> str:
+        """A resource's JSON text; :class:`~memory_core.ReverieError` when refused."""
+        caller.identity.require(auth.READ)
+        within = caller.identity.within
+        if uri == PROPOSALS_URI:
+            found = proposals.list_proposals(self.brain, self.settings, within=within)
+            return _json({"proposals": [p.to_dict() for p in found]})
+        trace_id = uri.removeprefix(MEMORY_URI) if uri.startswith(MEMORY_URI) else ""
+        if not trace_id or "/" in trace_id:
+            raise mc.NotFound(f"no resource {uri}")
+        return _json(mc.get_trace(self.brain, trace_id, within=within).to_dict())
+
+    def _post_turn(self, args: dict[str, Any], caller: Caller) -> dict[str, Any]:
+        scope = args.get("scope", "user")
+        scope_id = caller.identity.scope_id_for(args.get("scope_id") or caller.scope_ids.get(scope))
+        if scope_id is None:
+            raise mc.InvalidArgument(
+                f"scope_id: required (or the caller's {scope} id: the X-Reverie-{scope.title()} "
+                f"header, memctl mcp --{scope})"
+            )
+        turn = ingest.Turn(
+            user=args["user"],
+            assistant=args["assistant"],
+            scope=scope,
+            scope_id=scope_id,
+            conversation_id=args.get("conversation_id"),
+            timestamp=ingest.parse_timestamp(args.get("timestamp")),
+            metadata=args.get("metadata", {}),
+            idempotency_key=args.get("idempotency_key"),
+        )
+        accepted, enqueued = self.submit_turn(turn, caller.identity)
+        return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
+
+    def _reflect(self) -> dict[str, Any]:
+        from memory_core.consolidation.dream import reflect
+
+        return reflect(self.brain, self.settings, self.workers.actors.runtime.embedder())
+
+    def _after(self, name: str, arguments: dict[str, Any], result: dict[str, Any]) -> None:
+        """Queue what a successful call leaves to the workers: vectors, retrieval feedback."""
+        actors = self.workers.actors
+        rewritten = None  # a trace whose (new) content needs a vector
+        if name == "memory_add":
+            rewritten = result["traceId"]
+        elif name == "memory_update" and "content" in arguments and result["updated"]:
+            rewritten = arguments["traceId"]
+        elif name == "memory_merge":
+            rewritten = result["survivorId"]
+        if rewritten is not None and self.settings.embedder != "none":
+            enqueue("embed", actors.send_embed, [rewritten], self.settings.embed_batch_size)
+        found = [r["id"] for r in result["results"]] if name == "memory_search" else []
+        if found:
+            send = actors.record_retrieval.send
+            enqueue("record_retrieval", send, feedback.new_event_id(), found, time.time())
+
+
+def enqueue(what: str, send: Callable[..., Any], *args: Any) -> bool:
+    """Enqueue, but never fail the call: the brain holds the work, reconcile re-enqueues it."""
+    try:
+        send(*args)
+        return True
+    except Exception as e:  # broker down: reconcile covers it
+        log.warning("could not enqueue %s: %s", what, e)
+        return False
+
+
+def accept_and_enqueue(brain: mc.Brain, workers: Workers) -> SubmitTurn:
+    """Submit a turn outside the API: commit it to the inbox, then enqueue its ingest job."""
+
+    def submit(turn: ingest.Turn, identity: mc.Identity) -> tuple[ingest.Accepted, bool]:
+        accepted = ingest.accept_turn(brain, turn, within=identity.within)
+        if accepted.duplicate:
+            return accepted, False
+        send = workers.actors.ingest_batch.send
+        return accepted, enqueue("ingest", send, [accepted.turn_id])
+
+    return submit
+
+
+def _json(doc: Any) -> str:
+    return json.dumps(doc, ensure_ascii=False)
+
+
+def first_line(content: str) -> str:
+    """The first non-empty line of ``content``, tabs flattened, cut at FIRST_LINE_CHARS."""
+    line = next((x.strip() for x in content.splitlines() if x.strip()), "").replace("\t", " ")
+    return line if len(line) <= FIRST_LINE_CHARS else line[: FIRST_LINE_CHARS - 1] + "…"
+
+
+def tool_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
+    """The MCP form of a tool's result: structured, plus a text block for the model."""
+    error = result.get("error")
+    if isinstance(error, dict):
+        text = f"{error.get('code')}: {error.get('message')}"
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)], structured_content=result, is_error=True
+        )
+    if name == "memory_search":
+        rows = [f"{r['id']}\t{first_line(r['content'])}\t{r['score']}" for r in result["results"]]
+        text = "\n".join(rows) or "no matches"
+    else:
+        text = _json(result)
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)
+
+
+def _tools() -> list[types.Tool]:
+    specs = {**TOOL_SCHEMAS, **OWN_TOOL_SCHEMAS}
+    return [
+        types.Tool(
+            name=name,
+            description=spec["description"],
+            input_schema=spec["parameters"],
+            annotations=_HINTS.get(name),
+        )
+        for name, spec in specs.items()
+    ]
+
+
+def _refusal(e: mc.ReverieError) -> MCPError:
+    """A refused resource read as an MCP error (not found, like the SDK, is invalid params)."""
+    code = types.INVALID_REQUEST if isinstance(e, mc.Forbidden | mc.Unauthorized) else None
+    return MCPError(code or types.INVALID_PARAMS, f"{e.code}: {e}", {"code": e.code})
+
+
+INSTRUCTIONS = (
+    "Long-term memory. memory_search lists matches one per line (id, first line, score); "
+    "read the ones you need in full with memory_read or the memory://memories/{id} resource. "
+    "Record each exchange with memory_post_turn; store a fact directly with memory_add."
+)
+
+
+def build_server(memory: Memory) -> Server[Any]:
+    """The lowlevel MCP server over ``memory``; the caller of each request comes from CALLER."""
+    tools = _tools()
+    schemas = {t.name: t.input_schema for t in tools}
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        call = partial(memory.call, params.name, params.arguments or {}, CALLER.get())
+        return tool_result(params.name, await anyio.to_thread.run_sync(call))
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        proposals_resource = types.Resource(
+            uri=PROPOSALS_URI,
+            name="proposals",
+            description="Pending dream-pass proposals (deletions and merges awaiting a person).",
+            mime_type="application/json",
+        )
+        return types.ListResourcesResult(resources=[proposals_resource])
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        memory_template = types.ResourceTemplate(
+            uri_template=MEMORY_URI + "{id}",
+            name="memory",
+            description="One memory trace in full, by its id (mt_...).",
+            mime_type="application/json",
+        )
+        return types.ListResourceTemplatesResult(resource_templates=[memory_template])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        try:
+            text = await anyio.to_thread.run_sync(memory.read, params.uri, CALLER.get())
+        except mc.ReverieError as e:
+            raise _refusal(e) from e
+        contents = types.TextResourceContents(
+            uri=params.uri, mime_type="application/json", text=text
+        )
+        return types.ReadResourceResult(contents=[contents])
+
+    return Server(
+        "reverie",
+        version=version("reverie"),
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=schemas.get,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+    )

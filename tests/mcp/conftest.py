@@ -1,0 +1,137 @@
+"""MCP clients of the SDK against real servers: the API under uvicorn, memctl mcp over stdio."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+import uvicorn
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from sqlalchemy import text
+
+import memory_core as mc
+from api.app import create_app
+from workers import Workers, start_embedded
+
+Connect = Callable[..., AbstractAsyncContextManager[Client]]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def headers_for(token: str | None, scope_ids: dict[str, str] | None) -> dict[str, str]:
+    headers = {f"X-Reverie-{scope.title()}": v for scope, v in (scope_ids or {}).items()}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+@dataclass
+class Served:
+    """The API with MCP at ``url``, over a brain with embedded workers."""
+
+    url: str
+    brain: mc.Brain
+    settings: mc.Settings
+    workers: Workers
+
+    def quiet(self) -> None:
+        """Wait until no job (embedding, retrieval feedback, ingest) may still write the brain."""
+        self.workers.join()
+
+
+@pytest.fixture
+def mcp_settings(tmp_path: Path) -> mc.Settings:
+    # No embedder: nothing writes vectors behind a test's back.
+    return mc.load_settings(
+        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        data_dir=tmp_path / "data",
+        embedder="none",
+    )
+
+
+@pytest.fixture
+def served(mcp_settings: mc.Settings) -> Iterator[Served]:
+    workers = start_embedded(mcp_settings, threads=2)
+    app = create_app(mcp_settings, workers)
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    yield Served(f"http://127.0.0.1:{port}/mcp", app.state.brain, mcp_settings, workers)
+    server.should_exit = True
+    thread.join(10)
+    workers.stop()
+
+
+@pytest.fixture
+def over_http(served: Served) -> Connect:
+    """``over_http(token=None, scope_ids=None, mode="auto")``: an MCP client of the server."""
+
+    @asynccontextmanager
+    async def connect(
+        token: str | None = None, scope_ids: dict[str, str] | None = None, mode: str = "auto"
+    ) -> AsyncIterator[Client]:
+        headers = headers_for(token, scope_ids)
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            transport = streamable_http_client(served.url, http_client=http)
+            async with Client(transport, mode=mode) as client:
+                yield client
+
+    return connect
+
+
+def memctl_mcp(settings: mc.Settings, *options: str, env: dict[str, str] | None = None) -> Any:
+    """Parameters that start ``memctl --brain URL mcp OPTIONS`` as a subprocess."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memctl", "--brain", settings.brain_url, "mcp", *options],
+        env={"REVERIE_EMBEDDER": "none", "REVERIE_DATA_DIR": str(settings.data_dir), **(env or {})},
+        cwd=str(settings.data_dir.parent),
+    )
+
+
+@pytest.fixture
+def over_stdio(mcp_settings: mc.Settings, tmp_path: Path) -> Connect:
+    """``over_stdio(*options, env=None)``: an MCP client of a ``memctl mcp`` subprocess."""
+
+    @asynccontextmanager
+    async def connect(*options: str, env: dict[str, str] | None = None) -> AsyncIterator[Client]:
+        with (tmp_path / "memctl-mcp.stderr").open("a") as errlog:
+            transport = stdio_client(memctl_mcp(mcp_settings, *options, env=env), errlog=errlog)
+            async with Client(transport) as client:
+                yield client
+
+    return connect
+
+
+def snapshot(brain: mc.Brain, digest: Callable[[mc.Brain], str]) -> tuple[str, int]:
+    """Every trace, vector and index entry, and the inbox: equal means nothing changed."""
+    with brain.read() as conn:
+        turns = conn.execute(text("SELECT count(*) FROM inbox_turns")).scalar_one()
+    return digest(brain), int(turns)
+
+
+@pytest.fixture
+def unchanged(digest: Callable[[mc.Brain], str]) -> Callable[[mc.Brain], tuple[str, int]]:
+    """``unchanged(brain)`` before and after a refused call must be equal."""
+    return lambda brain: snapshot(brain, digest)
