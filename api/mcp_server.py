@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -33,7 +32,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 import memory_core as mc
-from memory_core import auth, feedback, ingest, proposals
+from api import jobs
+from memory_core import auth, ingest, proposals
 from memory_core.schema import SCOPES
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, argument_validator, check_arguments
 from workers import Workers
@@ -125,7 +125,7 @@ class Memory:
             context = ToolContext(self.brain, caller.scope_ids, self._reflect, caller.identity)
             result = mc.call_tool(name, arguments, context)
             if "error" not in result:
-                self._after(name, arguments, result)
+                jobs.after_tool(self.workers, self.settings, name, arguments, result)
             return result
         try:
             if name not in OWN_TOOL_SCHEMAS:
@@ -179,33 +179,6 @@ class Memory:
 
         return reflect(self.brain, self.settings, self.workers.actors.runtime.embedder())
 
-    def _after(self, name: str, arguments: dict[str, Any], result: dict[str, Any]) -> None:
-        """Queue what a successful call leaves to the workers: vectors, retrieval feedback."""
-        actors = self.workers.actors
-        rewritten = None  # a trace whose (new) content needs a vector
-        if name == "memory_add":
-            rewritten = result["traceId"]
-        elif name == "memory_update" and "content" in arguments and result["updated"]:
-            rewritten = arguments["traceId"]
-        elif name == "memory_merge":
-            rewritten = result["survivorId"]
-        if rewritten is not None and self.settings.embedder != "none":
-            enqueue("embed", actors.send_embed, [rewritten], self.settings.embed_batch_size)
-        found = [r["id"] for r in result["results"]] if name == "memory_search" else []
-        if found:
-            send = actors.record_retrieval.send
-            enqueue("record_retrieval", send, feedback.new_event_id(), found, time.time())
-
-
-def enqueue(what: str, send: Callable[..., Any], *args: Any) -> bool:
-    """Enqueue, but never fail the call: the brain holds the work, reconcile re-enqueues it."""
-    try:
-        send(*args)
-        return True
-    except Exception as e:  # broker down: reconcile covers it
-        log.warning("could not enqueue %s: %s", what, e)
-        return False
-
 
 def accept_and_enqueue(brain: mc.Brain, workers: Workers) -> SubmitTurn:
     """Submit a turn outside the API: commit it to the inbox, then enqueue its ingest job."""
@@ -215,7 +188,7 @@ def accept_and_enqueue(brain: mc.Brain, workers: Workers) -> SubmitTurn:
         if accepted.duplicate:
             return accepted, False
         send = workers.actors.ingest_batch.send
-        return accepted, enqueue("ingest", send, [accepted.turn_id])
+        return accepted, jobs.enqueue("ingest", send, [accepted.turn_id])
 
     return submit
 

@@ -12,10 +12,11 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
+from api import jobs
 from api.auth import identity, needs
 from api.errors import CODE_STATUS, error_body
 from api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn
-from memory_core import auth, feedback, ingest
+from memory_core import auth, ingest
 from memory_core.metrics import SEARCH_MODES, Metrics, bounded
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from workers import Workers
@@ -47,17 +48,6 @@ def _epoch(value: datetime | None) -> float | None:
     return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
 
 
-def _enqueue(what: str, send: Any, *args: Any) -> bool:
-    """Enqueue, but never fail the request: the brain already holds the work,
-    and reconcile re-enqueues what the queue did not get."""
-    try:
-        send(*args)
-        return True
-    except Exception as e:  # broker down: reconcile covers it
-        log.warning("could not enqueue %s: %s", what, e)
-        return False
-
-
 @router.post("/v1/turns", status_code=202, tags=["turns"])
 def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any]:
     """Accept a conversation turn: committed to the inbox, then queued for ingest."""
@@ -82,10 +72,7 @@ def get_turn(turn_id: str, request: Request, caller: CanRead) -> dict[str, Any]:
 
 
 def _send_embed(request: Request, trace_ids: list[str]) -> None:
-    workers = _workers(request)
-    settings: mc.Settings = request.app.state.settings
-    if settings.embedder != "none":
-        _enqueue("embed", workers.actors.send_embed, trace_ids, settings.embed_batch_size)
+    jobs.embed(_workers(request), request.app.state.settings, trace_ids)
 
 
 @router.post("/v1/memories", status_code=201, tags=["memories"])
@@ -204,15 +191,7 @@ def search(
         )
         if response.degraded:
             metrics.search_degraded.inc()
-    ids = [h.trace.id for h in response.results]
-    if ids:
-        _enqueue(
-            "record_retrieval",
-            _workers(request).actors.record_retrieval.send,
-            feedback.new_event_id(),
-            ids,
-            time.time(),
-        )
+    jobs.retrieved(_workers(request), [h.trace.id for h in response.results])
     return response.to_dict()
 
 
@@ -261,8 +240,7 @@ def call(
     result = call_tool(name, arguments, context)
     if "error" in result:
         return JSONResponse(result, status_code=CODE_STATUS.get(result["error"]["code"], 400))
-    if name == "memory_add":
-        _send_embed(request, [result["traceId"]])
+    jobs.after_tool(workers, request.app.state.settings, name, arguments, result)
     return JSONResponse(result)
 
 

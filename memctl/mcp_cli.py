@@ -72,7 +72,8 @@ def serve_stdio(
     import anyio
     from mcp.server.stdio import stdio_server
 
-    from api.mcp_server import CALLER, Caller, Memory, accept_and_enqueue, build_server, enqueue
+    from api.jobs import enqueue
+    from api.mcp_server import CALLER, Caller, Memory, accept_and_enqueue, build_server
     from workers import setup, start_embedded
 
     caller = Caller(identity_for(brain, token), scope_ids)

@@ -11,6 +11,7 @@ from sqlalchemy import event
 
 import memory_core as mc
 from api import routes as api_routes
+from api import token_routes
 from api.app import UNMATCHED_ROUTE
 from memory_core.extraction.base import CATEGORIES
 from memory_core.metrics import (
@@ -198,7 +199,11 @@ def test_exposition_after_turns_a_search_and_a_dream_pass_has_every_family(
 
 
 def allowed_label_values(client: TestClient) -> dict[str, set[str]]:
-    app_routes = [*client.app.routes, *api_routes.router.routes]  # type: ignore[attr-defined]
+    app_routes = [
+        *client.app.routes,  # type: ignore[attr-defined]
+        *api_routes.router.routes,
+        *token_routes.router.routes,
+    ]
     routes = {r.path for r in app_routes if getattr(r, "path", "")} | {UNMATCHED_ROUTE}
     return {
         "route": routes,
@@ -243,6 +248,7 @@ def test_no_label_takes_an_unbounded_value(client: TestClient, workers: Workers)
     workers.join()
     hammer(client, 20)
     workers.join()
+    scrape(client)  # the scrape's own request is counted from the next exposition on
     first = samples(scrape(client))
     hammer(client, 20)
     workers.join()
