@@ -196,8 +196,8 @@ def search(
 
 
 @router.get("/v1/tools", tags=["tools"])
-def list_tools(caller: CanRead) -> dict[str, Any]:
-    """The six tools' JSON schemas, usable as LLM function definitions."""
+def list_tools(caller: Caller) -> dict[str, Any]:
+    """The six tools' JSON schemas, usable as LLM function definitions (any caller)."""
     return {"tools": [{"name": n, **spec} for n, spec in TOOL_SCHEMAS.items()]}
 
 

@@ -93,7 +93,7 @@ ROUTES: list[tuple[str, tuple[str, ...], Call]] = [
         ),
     ),
     ("GET /v1/search", ("read",), lambda w, h: w.client.get("/v1/search?q=bees", headers=h)),
-    ("GET /v1/tools", ("read",), lambda w, h: w.client.get("/v1/tools", headers=h)),
+    ("GET /v1/tools", (), lambda w, h: w.client.get("/v1/tools", headers=h)),
     ("tool memory_add", ("write",), _tool("memory_add", lambda w: {"content": "x"})),
     (
         "tool memory_update",
