@@ -82,6 +82,7 @@ class QueryEmbedder:
         try:
             return pending.result(timeout=self.timeout_s)
         except FutureTimeout as e:
+            log.warning("embedder %s took over %g s on a query", self.name, self.timeout_s)
             self._failed()
             raise ChannelUnavailable(
                 f"embedder {self.name} took longer than {self.timeout_s:g} s"
@@ -95,6 +96,7 @@ class QueryEmbedder:
             if vector.shape != (self.dim,) or not np.isfinite(vector).all():
                 raise ChannelUnavailable(f"embedder {self.name} returned an unusable vector")
         except ReverieError as e:
+            log.warning("embedder %s failed on a query: %s", self.name, e)
             self._failed()
             raise ChannelUnavailable(str(e)) from e
         except Exception as e:  # the embedder is foreign code: a bug must not fail search

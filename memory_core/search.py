@@ -26,9 +26,9 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 
@@ -43,6 +43,7 @@ from memory_core.traces import Trace, check_scope, check_tags, check_type
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 MAX_LIMIT = 100
 VECTOR = "vector"
 _ID_CHUNK = 500
@@ -217,12 +218,8 @@ def search(
         lex = lexical.rank(conn, query, where, params, depth, s, cache_key=brain.url)
         scores = None
         if vector_search is not None:
-            try:
-                selective = filters.scope_id is not None or within is not None
-                scores = vector_search.finish(conn, where, params, selective)
-            except ChannelUnavailable as e:
-                log.warning("search without its vector channel: %s", e)
-                degraded.append(VECTOR)
+            selective = filters.scope_id is not None or within is not None
+            scores = _degrading(degraded, vector_search.finish, conn, where, params, selective)
         floor = s.search_vector_min_similarity
         cands, scores = _candidates(conn, lex, scores, depth, where, params, floor)
         best = _rank(cands, query, scores, now, s)[:limit]
@@ -242,13 +239,25 @@ def _start_vector(
     qe = query_embedder(brain.settings, embedder, from_settings=isinstance(embedder, _Default))
     if qe is None:
         return None
+    if isinstance(qe, Unusable):
+        log.debug("search without its vector channel: %s", qe.reason)
+        degraded.append(VECTOR)
+        return None
+    return _degrading(degraded, dense.start, conn, brain, qe, query)
+
+
+def _degrading(degraded: list[str], step: Callable[..., T], *args: Any) -> T | None:
+    """``step(*args)``, or None with the vector channel noted in ``degraded`` when it fails.
+
+    The channel is optional: whatever keeps it from answering, a bug included,
+    must not fail the search.  Its failures are logged where they happen
+    (the embedder's, once per failure), so here only at debug level.
+    """
     try:
-        if isinstance(qe, Unusable):
-            raise ChannelUnavailable(qe.reason)
-        return dense.start(conn, brain, qe, query)
+        return step(*args)
     except ChannelUnavailable as e:
-        log.warning("search without its vector channel: %s", e)
-    except Exception:  # a bug in the optional channel must not fail the search
+        log.debug("search without its vector channel: %s", e)
+    except Exception:
         log.exception("search without its vector channel")
     degraded.append(VECTOR)
     return None
