@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import memory_core as mc
 from api import errors, routes, token_routes
-from api.auth import check_bind, is_loopback
+from api.auth import is_loopback
 from api.limits import BodyLimit
 from api.mcp_http import mount as mount_mcp
 from memory_core.group_commit import TurnBatcher
@@ -153,11 +153,10 @@ def run(
 ) -> None:
     """Serve the API with uvicorn until interrupted.
 
-    :class:`~memory_core.ConfigError` before binding a non-loopback ``host``
-    while the brain has no working token.
+    The caller checks the address first (:func:`api.auth.check_bind`), before
+    it starts workers and a scheduler beside the API.
     """
     import uvicorn
 
     app = create_app(settings, workers, host=host)
-    check_bind(app.state.brain, host)
     uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options)

@@ -56,10 +56,14 @@ class State:
         return mc.open_brain(self.settings, url=self.brain_url, create=create)
 
 
-def _state(ctx: typer.Context) -> State:
-    state = ctx.obj
+def state_of(ctx: typer.Context) -> State:
+    """The root command's state, from any command or sub-command."""
+    state = ctx.find_root().obj
     assert isinstance(state, State)
     return state
+
+
+_state = state_of
 
 
 def _tags(value: str | None) -> list[str] | None:

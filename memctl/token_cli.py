@@ -25,11 +25,9 @@ app = typer.Typer(
 
 
 def _state(ctx: typer.Context) -> State:
-    from memctl.cli import State  # at call time: memctl.cli imports this module
+    from memctl.cli import state_of  # at call time: memctl.cli imports this module
 
-    state = ctx.find_root().obj
-    assert isinstance(state, State)
-    return state
+    return state_of(ctx)
 
 
 def _show_new(state: State, info: auth.TokenInfo, token: str, what: str) -> None:

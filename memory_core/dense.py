@@ -109,6 +109,9 @@ class DenseScores:
         row = self.snapshot.row(seq)
         if row is None:
             return None
+        at = int(np.searchsorted(self.rows, row))  # rows are sorted
+        if at < len(self.rows) and self.rows[at] == row:
+            return float(self.scores[at])  # scored already
         return float(self.snapshot.matrix[row] @ self.query)
 
     def normalised(self, value: float) -> float:
