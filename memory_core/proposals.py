@@ -32,7 +32,7 @@ from typing import Any, Literal
 from sqlalchemy import Connection, func, insert, literal_column, select, text, update
 
 from memory_core.db import Brain
-from memory_core.errors import BrainError, InvalidArgument, NotFound
+from memory_core.errors import BrainError, Conflict, InvalidArgument, NotFound
 from memory_core.proposal_files import (
     TMP_SUFFIX,
     file_path,
@@ -46,11 +46,12 @@ from memory_core.schema import proposals as ledger
 from memory_core.settings import Settings
 from memory_core.trace_merge import merge_traces
 from memory_core.traces import Trace, Within, delete_trace, get_trace
+from memory_core.undo import changing, undo_unit
 
 log = logging.getLogger(__name__)
 
 KINDS = ("prune", "merge")
-STATUSES = ("pending", "accepted", "rejected")
+STATUSES = ("pending", "accepted", "rejected", "undone", "expired")
 DAY = 86_400.0
 # What a proposal file records of each trace: enough to judge it, and to refuse it if changed.
 _EVIDENCE = (
@@ -58,7 +59,12 @@ _EVIDENCE = (
     "retrieval_count", "strength",
 )  # fmt: skip
 
-Outcome = Literal["applied", "rejected", "stale", "edited", "not_pending"]
+Outcome = Literal[
+    "applied", "rejected", "stale", "edited", "not_pending", "expired", "undone", "not_accepted"
+]
+# The deleted_reason an accepted prune leaves: such a trace does not stop the
+# same text from being learnt again.
+PRUNED_REASON = "pruned"
 _DecideOne = Callable[[Brain, Settings, str, float], "Decision"]
 
 
@@ -160,8 +166,13 @@ def recover(brain: Brain, settings: Settings) -> Recovery:
                 done.renamed.append(pid)
         for path in sorted(pending.glob("prop_*.json")):
             status = _status(conn, path.stem)
-            if status in ("accepted", "rejected") and move_file(
+            if status in ("accepted", "rejected", "expired", "undone") and move_file(
                 path, file_path(settings, status, path.stem)
+            ):
+                done.moved.append(path.stem)
+        for path in sorted(proposal_folder(settings, "accepted").glob("prop_*.json")):
+            if _status(conn, path.stem) == "undone" and move_file(
+                path, file_path(settings, "undone", path.stem)
             ):
                 done.moved.append(path.stem)
     if done.renamed or done.removed or done.moved:
@@ -187,20 +198,28 @@ def filter_new(
 def _filter_new(
     conn: Connection, settings: Settings, drafts: Sequence[ProposalDraft], now: float
 ) -> list[ProposalDraft]:
+    """Drop drafts pending already, or refused (rejected, undone) while their traces are
+    unchanged since -- and, once changed, until the cooldown has passed."""
     keys = {subject_key(d.kind, d.trace_ids) for d in drafts}
     if not keys:
         return []
     cutoff = now - settings.proposal_reject_cooldown_days * DAY
     rows = conn.execute(
-        select(ledger.c.subject_key, ledger.c.status, ledger.c.decided_at).where(
-            ledger.c.subject_key.in_(keys), ledger.c.status.in_(("pending", "rejected"))
+        select(ledger.c.subject_key, ledger.c.status, ledger.c.decided_at, ledger.c.versions).where(
+            ledger.c.subject_key.in_(keys),
+            ledger.c.status.in_(("pending", "rejected", "undone")),
         )
-    )
-    blocked = {
-        r.subject_key
-        for r in rows
-        if r.status == "pending" or (r.decided_at is not None and r.decided_at > cutoff)
-    }
+    ).all()
+    versions = _current_versions(conn, {i for r in rows for i in _subject_ids(r.subject_key)})
+    blocked = set()
+    for r in rows:
+        if r.status == "pending":
+            blocked.add(r.subject_key)
+            continue
+        then = json.loads(r.versions) if r.versions else None
+        unchanged = then is not None and all(versions.get(t) == v for t, v in then.items())
+        if unchanged or (r.decided_at is not None and r.decided_at > cutoff):
+            blocked.add(r.subject_key)
     kept = []
     for d in drafts:
         key = subject_key(d.kind, d.trace_ids)
@@ -208,6 +227,26 @@ def _filter_new(
             blocked.add(key)  # the same change twice in one batch: keep the first
             kept.append(d)
     return kept
+
+
+def _current_versions(conn: Connection, trace_ids: Iterable[str]) -> dict[str, int]:
+    rows = conn.execute(
+        text(
+            "SELECT id, version FROM memory_traces WHERE deleted = 0 "
+            "AND id IN (SELECT value FROM json_each(:ids))"
+        ),
+        {"ids": json.dumps(sorted(trace_ids))},
+    )
+    return {r.id: int(r.version) for r in rows}
+
+
+def pending_room(brain: Brain, settings: Settings) -> int:
+    """How many more proposals may be pending (``REVERIE_DREAM_MAX_PENDING``)."""
+    with brain.read() as conn:
+        pending = conn.execute(
+            select(func.count()).select_from(ledger).where(ledger.c.status == "pending")
+        ).scalar_one()
+    return max(settings.dream_max_pending - int(pending), 0)
 
 
 def create_proposals(
@@ -245,7 +284,7 @@ def create_proposals(
                 data = _document_bytes(pid, draft, traces, pass_id, now)
                 written.append((pid, tmp_file(settings, pid)))
                 write_synced(written[-1][1], data)
-                rows.append(_ledger_row(pid, draft, pass_id, data, now))
+                rows.append(_ledger_row(pid, draft, traces, pass_id, data, now, settings))
             if rows:
                 sync_folder(folder)  # the temporary names outlive a crash after the commit
                 conn.execute(insert(ledger), rows)
@@ -298,9 +337,17 @@ def _document_bytes(
 
 
 def _ledger_row(
-    pid: str, draft: ProposalDraft, pass_id: str | None, data: bytes, now: float
+    pid: str,
+    draft: ProposalDraft,
+    traces: list[Trace],
+    pass_id: str | None,
+    data: bytes,
+    now: float,
+    settings: Settings,
 ) -> dict[str, Any]:
     return {
+        "versions": json.dumps({t.id: t.version for t in traces}),
+        "expires_at": now + settings.proposal_expire_days * DAY,
         "id": pid,
         "kind": draft.kind,
         "status": "pending",
@@ -490,7 +537,9 @@ def _accept_one(brain: Brain, settings: Settings, pid: str, now: float) -> Decis
         why = _stale_reason(brain, doc)
         if why is not None:
             return Decision(pid, "stale", why)
-        detail = _apply(brain, pid, doc, now)
+        if row.expires_at is not None and row.expires_at <= now:
+            return Decision(pid, "expired", "it expired before it was accepted")
+        detail = _apply(conn, brain, pid, doc, now)
         _set_status(conn, pid, "accepted", now)
         nested = conn.in_nested_transaction()
     if not nested:
@@ -528,11 +577,64 @@ def _stale_reason(brain: Brain, doc: dict[str, Any]) -> str | None:
     return None
 
 
-def _apply(brain: Brain, pid: str, doc: dict[str, Any], now: float) -> str:
+def _apply(conn: Connection, brain: Brain, pid: str, doc: dict[str, Any], now: float) -> str:
+    """Apply an accepted proposal, recording what it changed for :func:`undo`."""
     ids = [t["id"] for t in doc["traces"]]
-    if doc["kind"] == "prune":
-        for tid in ids:
-            delete_trace(brain, tid, reason=f"pruned: proposal {pid} accepted", now=now)
-        return f"soft-deleted {', '.join(ids)}"
-    result = merge_traces(brain, ids, merged_content=doc["merged_content"], now=now)
+    with changing(conn, pid, doc["kind"], ids, now):
+        if doc["kind"] == "prune":
+            for tid in ids:
+                delete_trace(
+                    brain, tid, reason=f"{PRUNED_REASON}: proposal {pid} accepted", now=now
+                )
+            return f"soft-deleted {', '.join(ids)}"
+        result = merge_traces(brain, ids, merged_content=doc["merged_content"], now=now)
     return f"merged {', '.join(result.deleted_ids)} into {result.survivor_id}"
+
+
+def undo(
+    brain: Brain, settings: Settings, ids: Sequence[str], now: float | None = None
+) -> list[Decision]:
+    """Reverse accepted proposals: their traces, vectors and index entries as they were.
+
+    One refused (a trace changed since, or not accepted) says why and changes nothing.
+    """
+    return _decide(brain, settings, ids, _undo_one, now)
+
+
+def _undo_one(brain: Brain, settings: Settings, pid: str, now: float) -> Decision:
+    with brain.transaction() as conn:
+        status = _status(conn, pid)
+        if status != "accepted":
+            return Decision(pid, "not_accepted", f"it is {status}, not accepted")
+        try:
+            result = undo_unit(brain, pid, now=now)
+        except (Conflict, NotFound) as e:
+            return Decision(pid, "stale", str(e))
+        _set_status(conn, pid, "undone", now)
+        nested = conn.in_nested_transaction()
+    if not nested and file_path(settings, "accepted", pid).exists():
+        move_file(file_path(settings, "accepted", pid), file_path(settings, "undone", pid))
+    return Decision(pid, "undone", f"restored {', '.join(result.restored)}")
+
+
+def expire(brain: Brain, settings: Settings, now: float | None = None) -> list[str]:
+    """Move pending proposals past their expiry aside (status expired); never applied."""
+    now = time.time() if now is None else now
+    with brain.transaction() as conn:
+        ids = list(
+            conn.execute(
+                select(ledger.c.id).where(
+                    ledger.c.status == "pending",
+                    ledger.c.expires_at.is_not(None),
+                    ledger.c.expires_at <= now,
+                )
+            ).scalars()
+        )
+        for pid in ids:
+            _set_status(conn, pid, "expired", now)
+        nested = conn.in_nested_transaction()
+    if not nested:
+        for pid in ids:
+            if file_path(settings, "pending", pid).exists():
+                move_file(file_path(settings, "pending", pid), file_path(settings, "expired", pid))
+    return ids

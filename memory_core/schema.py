@@ -67,6 +67,9 @@ memory_traces = Table(
     Column("stream", Text, nullable=True),
     Column("prev_seq", Integer, nullable=True),
     Column("context", Text, nullable=False, server_default=text("''")),
+    # When this brain stored the trace (imports carry created_at from their
+    # source): decay runs from here or from the last use.
+    Column("learnt_at", Float, nullable=True),
     Index("ix_traces_scope", "scope", "scope_id"),
     Index("ix_traces_scope_id", "scope_id"),
     Index("ix_traces_stream", "stream", "seq"),
@@ -98,6 +101,42 @@ embedding_events = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("trace_id", Text, nullable=False),
     Column("model", Text, nullable=False),
+    sqlite_autoincrement=True,
+)
+
+# A deleted trace's vectors, and those a rewrite replaced, under the content
+# hash they embed: restoring the trace brings them back.
+vector_archive = Table(
+    "vector_archive",
+    metadata,
+    Column(
+        "trace_id",
+        Text,
+        ForeignKey("memory_traces.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("model", Text, primary_key=True),
+    Column("content_hash", Text, primary_key=True),
+    Column("dim", Integer, nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
+# The before-image of each trace a proposal or a pass changed (NULL: created
+# by it) and the version it left, so the unit can be undone.
+undo_log = Table(
+    "undo_log",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("unit", Text, nullable=False),
+    Column("trace_id", Text, nullable=False),
+    Column("step", Text, nullable=False),
+    Column("before", Text, nullable=True),
+    Column("after_version", Integer, nullable=True),
+    Column("at", Float, nullable=False),
+    Column("undone_at", Float, nullable=True),
+    Index("ix_undo_unit", "unit", "id"),
+    Index("ix_undo_trace", "trace_id", "id"),
     sqlite_autoincrement=True,
 )
 
@@ -151,6 +190,9 @@ proposals = Table(
     Column("summary", Text, nullable=False),
     Column("created_at", Float, nullable=False),
     Column("decided_at", Float, nullable=True),
+    # The traces' versions when proposed (JSON): a rejection holds until one changes.
+    Column("versions", Text, nullable=True),
+    Column("expires_at", Float, nullable=True),
     Index("ix_proposals_status", "status"),
     Index("ix_proposals_subject", "subject_key"),
 )

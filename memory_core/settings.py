@@ -236,10 +236,38 @@ class Settings(BaseSettings):
         description="Traces whose decayed strength is below this are proposed for pruning.",
     )
     dream_max_proposals: int = Field(
-        500, ge=0, description="Prune and merge proposals one pass may make, each."
+        100, ge=0, description="Prune and merge proposals one pass may make, each."
+    )
+    dream_max_pending: int = Field(
+        300,
+        ge=0,
+        description="Pending proposals at most: a pass stops proposing beyond it (what it "
+        "could not propose waits for the next pass).",
     )
     dream_merge_threshold: float = Field(
-        0.95, gt=0, le=1, description="Cosine at or above which two traces are near duplicates."
+        0.6,
+        gt=0,
+        le=1,
+        description="Cosine at or above which two traces are merge candidates; the verifier "
+        "then decides whether they are one fact.",
+    )
+    dream_protect_importance: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description="Traces of at least this importance are never proposed for pruning by decay.",
+    )
+    dream_smalltalk_horizon: float = Field(
+        0.5,
+        gt=0,
+        description="Decay horizon of greetings, thanks and small talk, against an ordinary "
+        "trace's 1: below 1 they go first.",
+    )
+    dream_episode_horizon: float = Field(
+        8.0,
+        gt=0,
+        description="Decay horizon of an ordinary episode or fact with content, in multiples "
+        "of the base stability (importance stretches or shortens it).",
     )
     dream_derive_max: int = Field(5, ge=0, description="Insight traces one pass may derive.")
     dream_derive_min_cluster: int = Field(
@@ -266,7 +294,15 @@ class Settings(BaseSettings):
 
     # -- proposals ----------------------------------------------------------
     proposal_reject_cooldown_days: float = Field(
-        30.0, ge=0, description="Days a rejected prune or merge is not proposed again."
+        30.0,
+        ge=0,
+        description="A rejected prune or merge is not proposed again while its traces are "
+        "unchanged, and for this many days after the rejection once they changed.",
+    )
+    proposal_expire_days: float = Field(
+        30.0,
+        gt=0,
+        description="Pending proposals older than this expire: moved aside, never applied.",
     )
 
     # -- schedule -----------------------------------------------------------

@@ -81,6 +81,7 @@ class Trace:
     stream: str | None = None
     prev_seq: int | None = None
     context: str = ""
+    learnt_at: float | None = None
 
     @classmethod
     def from_row(cls, row: Any) -> Trace:
@@ -116,6 +117,7 @@ class Trace:
             stream=m["stream"],
             prev_seq=m["prev_seq"],
             context=m["context"],
+            learnt_at=m["learnt_at"],
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -251,8 +253,8 @@ def fts_delete(conn: Connection, seq: int, content: str, tags_json: str, context
 _INSERT_SQL = (
     "INSERT INTO memory_traces (id, brain_id, type, scope, scope_id, content, content_hash, "
     "tags, importance, strength, stability, created_at, updated_at, occurred_at, "
-    "retrieval_count, metadata, sources, deleted, version, stream, prev_seq, context) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1, ?, ?, ?)"
+    "retrieval_count, metadata, sources, deleted, version, stream, prev_seq, context, learnt_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1, ?, ?, ?, ?)"
 )
 _FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) VALUES (?, ?, ?, ?)"
 # The turn a new one follows: the stream's last one still active (a deleted
@@ -299,6 +301,7 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
                 item.stream,
                 prev_seq,
                 context,
+                now,
             ),
         )
         seq = cursor.lastrowid
@@ -400,8 +403,14 @@ def rewrite_trace(
     now: float,
     **extra: Any,
 ) -> Trace:
-    """Write new content/tags (and extra columns) over ``old``, CAS on version."""
+    """Write new content/tags (and extra columns) over ``old``, CAS on version.
+
+    A content change drops the trace's vectors, archived under the old
+    content's hash (restoring that content brings them back).
+    """
     new_content = old.content if content is None else content
+    if new_content != old.content:
+        archive_vectors(conn, old.id, old.content_hash)
     new_tags = old.tags if tags is None else tags
     values: dict[str, Any] = {
         "content": new_content,
@@ -424,11 +433,40 @@ def rewrite_trace(
     if new_content != old.content or values["tags"] != old_tags_json:
         fts_delete(conn, old.seq, old.content, old_tags_json, old.context)
         fts_insert(conn, old.seq, new_content, values["tags"], old.context)
-    if new_content != old.content:
-        conn.execute(text("DELETE FROM trace_embeddings WHERE trace_id = :id"), {"id": old.id})
     fresh = fetch_trace(conn, old.id)
     assert fresh is not None
     return fresh
+
+
+def archive_vectors(conn: Connection, trace_id: str, digest: str) -> None:
+    """Move the trace's vectors to the archive, keyed by the content they embed."""
+    conn.execute(
+        text(
+            "INSERT OR REPLACE INTO vector_archive "
+            "(trace_id, model, content_hash, dim, vector, created_at) "
+            "SELECT trace_id, model, :digest, dim, vector, created_at FROM trace_embeddings "
+            "WHERE trace_id = :id"
+        ),
+        {"id": trace_id, "digest": digest},
+    )
+    conn.execute(text("DELETE FROM trace_embeddings WHERE trace_id = :id"), {"id": trace_id})
+
+
+def unarchive_vectors(conn: Connection, trace_id: str, digest: str) -> int:
+    """Bring back the archived vectors of this trace's content; returns how many."""
+    moved = conn.execute(
+        text(
+            "INSERT OR IGNORE INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
+            "SELECT trace_id, model, dim, vector, created_at FROM vector_archive "
+            "WHERE trace_id = :id AND content_hash = :digest"
+        ),
+        {"id": trace_id, "digest": digest},
+    ).rowcount
+    conn.execute(
+        text("DELETE FROM vector_archive WHERE trace_id = :id AND content_hash = :digest"),
+        {"id": trace_id, "digest": digest},
+    )
+    return int(moved)
 
 
 def soft_delete(conn: Connection, trace: Trace, reason: str, now: float) -> None:

@@ -17,8 +17,10 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import text
 
+from memory_core.consolidation.verify import WordSimilarity
 from memory_core.db import Brain
 from memory_core.embedders.base import Embedder
+from memory_core.errors import EmbedderError
 from memory_core.settings import Settings
 
 
@@ -55,6 +57,28 @@ class Vectors:
 
     def index(self) -> dict[str, int]:
         return {t: i for i, t in enumerate(self.ids)}
+
+
+class EmbeddingWordSimilarity:
+    """Cosine of two words' embeddings, each word embedded once; None if the embedder fails."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._vectors: dict[str, npt.NDArray[np.float32] | None] = {}
+
+    def _vector(self, word: str) -> npt.NDArray[np.float32] | None:
+        if word not in self._vectors:
+            try:
+                self._vectors[word] = self._embedder.embed([word])[0]
+            except EmbedderError:
+                self._vectors[word] = None
+        return self._vectors[word]
+
+    def __call__(self, a: str, b: str) -> float | None:
+        va, vb = self._vector(a), self._vector(b)
+        if va is None or vb is None:
+            return None
+        return float(va @ vb)
 
 
 @dataclass
@@ -94,6 +118,15 @@ class PassContext:
             groups=[(meta[t][0], meta[t][1]) for t in ids],
             created_at=np.array([meta[t][2] for t in ids], dtype=np.float64),
         )
+
+    @property
+    def embedder_name(self) -> str | None:
+        return None if self.embedder is None else self.embedder.name
+
+    @cached_property
+    def word_similarity(self) -> WordSimilarity | None:
+        """Word-to-word similarity from the embedder, for the merge verifier's synonyms."""
+        return None if self.embedder is None else EmbeddingWordSimilarity(self.embedder)
 
     def forget_vectors(self) -> None:
         """Drop the cached vectors after a step deleted traces."""

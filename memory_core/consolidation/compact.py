@@ -13,6 +13,7 @@ from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.decay import DAY
 from memory_core.errors import Conflict
 from memory_core.traces import Trace, rewrite_trace
+from memory_core.undo import changing
 
 _CANDIDATES = text(
     "SELECT * FROM memory_traces WHERE deleted = 0 AND type = 'episodic' "
@@ -39,7 +40,10 @@ def apply(ctx: PassContext, traces: list[Trace]) -> list[str]:
         for trace in traces:
             tags = [*trace.tags, "compacted"] if "compacted" not in trace.tags else trace.tags
             try:
-                with ctx.brain.transaction():
+                with (
+                    ctx.brain.transaction(),
+                    changing(conn, ctx.pass_id, "compact", [trace.id], ctx.now),
+                ):
                     rewrite_trace(conn, trace, None, tags, ctx.now, type="semantic")
             except Conflict:
                 continue  # changed since planned: the next pass looks again

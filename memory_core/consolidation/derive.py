@@ -21,6 +21,7 @@ from sqlalchemy import text
 
 from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.traces import NewTrace, add_traces
+from memory_core.undo import created
 
 log = logging.getLogger(__name__)
 
@@ -202,7 +203,12 @@ def apply(ctx: PassContext, insights: list[Insight]) -> list[str]:
         )
         for i in insights
     ]
-    return add_traces(ctx.brain, items, now=ctx.now) if items else []
+    if not items:
+        return []
+    with ctx.brain.transaction() as conn:
+        ids = add_traces(ctx.brain, items, now=ctx.now)
+        created(conn, ctx.pass_id, "derive", ids, ctx.now)
+    return ids
 
 
 def run(ctx: PassContext) -> StepResult:

@@ -28,17 +28,21 @@ from typing import Any
 
 from sqlalchemy import text
 
-from memory_core.consolidation import compact, derive, merge, prune, reindex, strengthen
+from memory_core.consolidation import compact, derive, embed, merge, prune, reindex, strengthen
 from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.db import Brain
 from memory_core.embedders.base import Embedder
+from memory_core.errors import NotFound
+from memory_core.proposals import expire
 from memory_core.schedule import PASS_LEASE, acquire_lease, release_lease, renew_lease
 from memory_core.settings import Settings
+from memory_core.undo import UndoResult, undo_unit
 
 log = logging.getLogger(__name__)
 
 LEASE = PASS_LEASE
 STEPS: list[tuple[str, Callable[[PassContext], StepResult]]] = [
+    ("embed", embed.run),
     ("prune", prune.run),
     ("merge", merge.run),
     ("strengthen", strengthen.run),
@@ -131,6 +135,9 @@ def dream(
     keeper = _LeaseKeeper(brain, pass_id, settings.dream_lease_ttl_s)
     try:
         _close_interrupted(brain, started)
+        expired = expire(brain, settings, now=ctx.now)
+        if expired:
+            log.info("dream %s: %d pending proposals expired", pass_id, len(expired))
         _log_start(brain, report)
         keeper.start()
         try:
@@ -268,6 +275,18 @@ def reflect(brain: Brain, settings: Settings, embedder: Embedder | None) -> dict
     if report.status == "already_running":
         summary["alreadyRunning"] = True
     return summary
+
+
+def undo_pass(brain: Brain, pass_id: str, *, now: float | None = None) -> UndoResult:
+    """Reverse what a pass did unattended -- exact merges, compaction, derived traces --
+    as one unit; refused (changing nothing) when one of those traces changed since."""
+    with brain.read() as conn:
+        known = conn.execute(
+            text("SELECT 1 FROM consolidation_log WHERE id = :id"), {"id": pass_id}
+        ).first()
+    if known is None:
+        raise NotFound(f"no dream pass {pass_id}")
+    return undo_unit(brain, pass_id, now=now)
 
 
 def list_passes(brain: Brain, limit: int = 50) -> list[dict[str, Any]]:

@@ -1,60 +1,125 @@
-"""Prune: traces whose decayed strength fell below the threshold become proposals.
+"""Prune: forgetting by salience; what decay weakened becomes a proposal, never a delete.
 
-Never a delete: a person accepts or rejects each proposal.  Strength decays
-from the last access with stability growing with retrievals (see
-:mod:`memory_core.decay`), so a trace retrieved often long ago still decays.
+A trace's strength decays from when this brain learnt it or last used it --
+never from when the event happened, so an imported or back-dated history is
+not proposed wholesale -- over a horizon set by what the trace is:
+
+* durable facts (identity, health, relationships, dates, commitments,
+  preferences, what the user asked to keep; see :mod:`.salience`), traces
+  tagged ``keep``/``pinned``, and anything of importance at or above
+  ``REVERIE_DREAM_PROTECT_IMPORTANCE`` are never proposed by decay alone;
+* small talk has the shortest horizon (``REVERIE_DREAM_SMALLTALK_HORIZON``);
+* everything else ``REVERIE_DREAM_EPISODE_HORIZON`` times the base
+  stability, doubled for facts (non-episodic types), stretched or shortened
+  by importance, and lengthened by retrievals (spaced repetition).
+
+A rejected prune is not proposed again while its trace is unchanged (see
+:func:`~memory_core.proposals.filter_new`).  Proposals are the weakest
+first, at most ``REVERIE_DREAM_MAX_PROPOSALS`` a pass and never past
+``REVERIE_DREAM_MAX_PENDING`` pending.
 """
 
 from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
 
 import numpy as np
 from sqlalchemy import text
 
 from memory_core.consolidation.base import PassContext, StepResult
+from memory_core.consolidation.salience import KEEP_TAGS, salience
 from memory_core.decay import DAY
-from memory_core.proposals import ProposalDraft, create_proposals, filter_new
+from memory_core.proposals import ProposalDraft, create_proposals, filter_new, pending_room
+from memory_core.settings import Settings
 
 _ROWS = text(
-    "SELECT id, content, strength, stability, last_accessed, occurred_at, retrieval_count "
-    "FROM memory_traces WHERE deleted = 0"
+    "SELECT id, content, type, tags, importance, strength, stability, last_accessed, "
+    "coalesce(learnt_at, created_at) AS learnt_at, retrieval_count FROM memory_traces "
+    "WHERE deleted = 0"
 )
+FACT_HORIZON = 2.0  # semantic, procedural, ... against an episode's 1
+IMPORTANCE_SPAN = 4.0  # importance 0 quarters the horizon, 1 would quadruple it
+
+
+@dataclass(frozen=True)
+class Horizon:
+    """How long a trace takes to decay, in multiples of the base stability; None: never."""
+
+    factor: float | None
+    why: str
+
+
+def horizon(content: str, type_: str, tags: list[str], importance: float, s: Settings) -> Horizon:
+    """The decay horizon of one trace, and why."""
+    if importance >= s.dream_protect_importance:
+        return Horizon(
+            None, f"importance {importance:.2f} at or above {s.dream_protect_importance}"
+        )
+    if KEEP_TAGS & set(tags):
+        return Horizon(None, "tagged to keep")
+    found = salience(content)
+    if found.durable is not None:
+        return Horizon(None, found.why)
+    if found.smalltalk:
+        return Horizon(s.dream_smalltalk_horizon, "small talk")
+    factor = s.dream_episode_horizon * (1.0 if type_ == "episodic" else FACT_HORIZON)
+    factor *= IMPORTANCE_SPAN ** (2.0 * (importance - 0.5))
+    return Horizon(factor, f"ordinary {type_}, importance {importance:.2f}")
 
 
 def plan(ctx: PassContext) -> list[ProposalDraft]:
-    """One draft per trace below the threshold, weakest first, at most the cap."""
+    """One draft per trace whose decayed strength fell below the threshold, weakest first."""
     s = ctx.settings
     with ctx.brain.read() as conn:
         rows = conn.execute(_ROWS).all()
-    if not rows:
-        return []
-    strength = np.array([r.strength for r in rows], dtype=np.float64)
-    stability = np.array([r.stability for r in rows], dtype=np.float64)
-    since = np.array(
-        [r.last_accessed if r.last_accessed is not None else r.occurred_at for r in rows],
-        dtype=np.float64,
-    )
-    count = np.array([r.retrieval_count for r in rows], dtype=np.float64)
-    days = np.maximum(ctx.now - since, 0.0) / DAY
-    stable = (
-        s.decay_base_stability_days
-        * stability
-        * (1.0 + s.decay_stability_growth * np.log2(1.0 + np.maximum(count, 0)))
-    )
-    effective = strength * np.exp(-days / stable)
-    weak = np.flatnonzero(effective < s.dream_prune_threshold)
-    weak = weak[np.argsort(effective[weak], kind="stable")]
-    order = [int(i) for i in weak]
-    drafts = [
-        ProposalDraft(
-            kind="prune",
-            trace_ids=[rows[i].id],
-            reason=f"decayed strength {effective[i]:.4f} below {s.dream_prune_threshold}",
-            scores={"strength": float(effective[i]), "days_since_access": float(days[i])},
-            summary=f"prune: {_line(rows[i].content)}",
+    weak: list[tuple[float, ProposalDraft]] = []
+    for r in rows:
+        since = max(float(r.learnt_at), float(r.last_accessed or 0.0))
+        days = max(ctx.now - since, 0.0) / DAY
+        unit = (
+            s.decay_base_stability_days
+            * float(r.stability)
+            * (1.0 + s.decay_stability_growth * math.log2(1.0 + max(int(r.retrieval_count), 0)))
         )
-        for i in order
-    ]
-    return filter_new(ctx.brain, s, drafts, now=ctx.now)[: s.dream_max_proposals]
+        # Cheap first: a trace still strong at the shortest horizon it could have is kept.
+        shortest = min(
+            s.dream_smalltalk_horizon,
+            s.dream_episode_horizon * IMPORTANCE_SPAN ** (2.0 * (float(r.importance) - 0.5)),
+        )
+        if float(r.strength) * math.exp(-days / (unit * shortest)) >= s.dream_prune_threshold:
+            continue
+        h = horizon(r.content, r.type, json.loads(r.tags), float(r.importance), s)
+        if h.factor is None:
+            continue
+        effective = float(r.strength) * math.exp(-days / (unit * h.factor))
+        if effective >= s.dream_prune_threshold:
+            continue
+        weak.append(
+            (
+                effective,
+                ProposalDraft(
+                    kind="prune",
+                    trace_ids=[r.id],
+                    reason=(
+                        f"{h.why}: decayed strength {effective:.4f} below "
+                        f"{s.dream_prune_threshold} after {days:.0f} days unused"
+                    ),
+                    scores={
+                        "strength": effective,
+                        "days_since_use": days,
+                        "importance": float(r.importance),
+                        "horizon_days": s.decay_base_stability_days * h.factor,
+                    },
+                    summary=f"prune: {_line(r.content)}",
+                ),
+            )
+        )
+    order = np.argsort([w for w, _ in weak], kind="stable")
+    drafts = filter_new(ctx.brain, s, [weak[int(i)][1] for i in order], now=ctx.now)
+    room = min(s.dream_max_proposals, pending_room(ctx.brain, s))
+    return drafts[:room]
 
 
 def apply(ctx: PassContext, drafts: list[ProposalDraft]) -> list[str]:

@@ -1,11 +1,9 @@
-"""Re-index: keep the full-text index tidy and backfill missing vectors.
+"""Re-index: keep the full-text index tidy.
 
 FTS5's ``optimize`` merges index segments; when the integrity check finds the
 index out of step with the traces it is rebuilt instead.  The log of vector
 changes that in-memory vector indexes catch up from is trimmed to its newest
-entries.  A bounded number of
-traces lacking vectors are embedded here; the rest are left to the embed
-queue (reconcile re-enqueues them).
+entries.  (Missing vectors are the pass's first step, :mod:`.embed`.)
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ def run(ctx: PassContext) -> StepResult:
             result.counts["vector_events_pruned"] = prune_events(conn)
     if not consistent:
         result.notes.append("full-text index was inconsistent: rebuilt")
-    result.counts["embedded"] = 0 if ctx.dry_run else _backfill(ctx)
     return result
 
 
@@ -44,14 +41,3 @@ def _consistent(ctx: PassContext) -> bool:
             raise
         return False
     return True
-
-
-def _backfill(ctx: PassContext) -> int:
-    if ctx.embedder is None or ctx.settings.dream_backfill_max == 0:
-        return 0
-    from memory_core.embeddings import embed_traces, traces_missing_embeddings
-
-    missing = traces_missing_embeddings(
-        ctx.brain, ctx.embedder.name, ctx.settings.dream_backfill_max
-    )
-    return embed_traces(ctx.brain, ctx.embedder, missing) if missing else 0

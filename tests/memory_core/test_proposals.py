@@ -367,7 +367,7 @@ def test_accept_all_and_reject_all_take_every_pending_proposal_oldest_first(
 # -- rejecting ---------------------------------------------------------------
 
 
-def test_reject_files_the_decision_and_suppresses_the_subject_for_the_cooldown(
+def test_a_rejection_pins_its_trace_until_the_trace_changes(
     brain: mc.Brain, settings: mc.Settings, digest: Digest
 ) -> None:
     a = mc.add_trace(brain, "keep me")
@@ -377,13 +377,14 @@ def test_reject_files_the_decision_and_suppresses_the_subject_for_the_cooldown(
     assert decision.outcome == "rejected" and digest(brain) == before
     assert files(settings) == {"pending": [], "rejected": [f"{pid}.json"]}
     assert (ledger(brain, pid).status, ledger(brain, pid).decided_at) == ("rejected", T0 + 10)
-    assert settings.proposal_reject_cooldown_days == 30
-    in_cooldown = T0 + 10 + 29 * DAY
-    assert p.filter_new(brain, settings, [prune(a)], now=in_cooldown) == []
-    assert create(brain, settings, prune(a), now=in_cooldown) == []
-    after = T0 + 10 + 31 * DAY
-    assert p.filter_new(brain, settings, [prune(a)], now=after) == [prune(a)]
-    assert len(create(brain, settings, prune(a), now=after)) == 1
+    for days in (29, 31, 400):
+        later = T0 + 10 + days * DAY
+        assert p.filter_new(brain, settings, [prune(a)], now=later) == []
+        assert create(brain, settings, prune(a), now=later) == []
+    # Once the trace changes, the rejection no longer speaks for it (after the cooldown).
+    mc.update_trace(brain, a, content="keep me, changed", now=T0 + 20)
+    assert p.filter_new(brain, settings, [prune(a)], now=T0 + 20 + 29 * DAY) == []
+    assert p.filter_new(brain, settings, [prune(a)], now=T0 + 20 + 31 * DAY) == [prune(a)]
 
 
 # -- crash safety ------------------------------------------------------------
