@@ -29,6 +29,7 @@ from memory_core.errors import Forbidden, InvalidArgument, NotFound
 from memory_core.extraction.base import Extraction, Fact
 from memory_core.timeref import parse_time
 from memory_core.traces import (
+    KNOWN_SQL,
     NewTrace,
     check_content,
     check_scope,
@@ -355,9 +356,12 @@ def fact_trace(
 
 
 def _fact_exists(conn: Connection, digest: str, scope: str, scope_id: str) -> bool:
-    """A fact already stored in this scope, deleted or not: a forgotten fact stays forgotten."""
+    """A fact already stored in this scope: active, or deleted by a person (a fact a
+    person deleted stays forgotten).  One a dream pass pruned for disuse is learnt
+    again when it is said again."""
     sql = (
-        "SELECT 1 FROM memory_traces WHERE content_hash = ? AND scope = ? AND scope_id IS ? LIMIT 1"
+        "SELECT 1 FROM memory_traces WHERE content_hash = ? AND scope = ? AND scope_id IS ? "
+        f"AND {KNOWN_SQL} LIMIT 1"
     )
     return _one(conn, sql, (digest, scope, scope_id)) is not None
 

@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 
 OTHER = "other"
 HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
-DREAM_STEPS = ("prune", "merge", "strengthen", "derive", "compact", "reindex")
+DREAM_STEPS = ("embed", "prune", "merge", "strengthen", "derive", "compact", "reindex")
 # (step, count key) pairs of a pass's step results that become counters.
 DREAM_ACTIONS = (
     ("prune", "proposed"),

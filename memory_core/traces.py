@@ -26,6 +26,11 @@ from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 # The scope ids a caller is confined to (an identity pinned to them), or None.
 Within = frozenset[str] | None
 
+# A trace that still counts as known for deduplication: active, or deleted by
+# anything but an accepted prune (forgetting for disuse never blocks relearning).
+PRUNED_PREFIX = "pruned"
+KNOWN_SQL = f"(deleted = 0 OR coalesce(deleted_reason, '') NOT LIKE '{PRUNED_PREFIX}%')"
+
 MAX_TAGS = 64
 MAX_TAG_LENGTH = 128
 MAX_STREAM_LENGTH = 512

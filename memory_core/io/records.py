@@ -21,7 +21,7 @@ from sqlalchemy import Connection, bindparam, text
 
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument
-from memory_core.traces import NewTrace, check_new, content_hash, insert_trace
+from memory_core.traces import KNOWN_SQL, NewTrace, check_new, content_hash, insert_trace
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,8 @@ def clean_scope_id(value: Any) -> str | None:
 
 _ID_CHUNK = 500  # values per IN (...) query
 _BY_HASH = text(
-    "SELECT id, content_hash, scope, scope_id FROM memory_traces WHERE content_hash IN :keys"
+    "SELECT id, content_hash, scope, scope_id FROM memory_traces WHERE content_hash IN :keys "
+    f"AND {KNOWN_SQL}"
 ).bindparams(bindparam("keys", expanding=True))
 _BY_ID = text(
     "SELECT id, scope, scope_id, content FROM memory_traces WHERE id IN :keys"
@@ -160,8 +161,9 @@ class TraceWriter:
     """Validates, deduplicates and inserts records in batched transactions.
 
     With ``dedup`` a record is skipped when a trace of its scope and scope id
-    has the same content SHA-256 -- a soft-deleted trace included, so an
-    import never brings a forgotten trace back -- or when its id names a trace
+    has the same content SHA-256 -- a trace a person deleted included, so an
+    import never brings a deleted trace back, but not one a dream pass pruned
+    for disuse, which the import learns again -- or when its id names a trace
     of its scope whose text is the record's (a note exported from it).  A
     record whose id names another trace is written under a new id.
     """

@@ -86,6 +86,9 @@ def test_create_files_one_document_and_one_ledger_row_per_proposal(
         "tags": ["drink"],
         "retrieval_count": 0,
         "strength": 1.0,
+        "importance": 0.5,
+        "occurred_at": trace.occurred_at,
+        "created_at": trace.created_at,
     }
     row = ledger(brain, merge_id)
     assert (row.kind, row.status, row.pass_id, row.created_at) == ("merge", "pending", "pass_1", T0)

@@ -1,0 +1,159 @@
+"""Reading proposals: the ledger, a proposal's document, the review list, metrics."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import Connection, func, literal_column, select, text
+
+from memory_core.db import Brain
+from memory_core.errors import InvalidArgument, NotFound
+from memory_core.proposals.base import (
+    KINDS,
+    STATUSES,
+    ProposalInfo,
+    read_file,
+    recover,
+    subject_ids,
+)
+from memory_core.proposals.files import file_path
+from memory_core.schema import proposals as ledger
+from memory_core.settings import Settings
+from memory_core.traces import Within
+
+
+def list_proposals(
+    brain: Brain,
+    settings: Settings,
+    status: str = "pending",
+    *,
+    now: float | None = None,
+    within: Within = None,
+) -> list[ProposalInfo]:
+    """Proposals with this status (or ``"all"``), oldest first.
+
+    ``within``: the scope ids the caller is confined to; only proposals every
+    one of whose traces it can see are listed (the ledger's subject key names
+    them, so an edited file cannot widen what is shown).
+    """
+    if status != "all" and status not in STATUSES:
+        raise InvalidArgument(f"status must be pending, accepted, rejected or all; got {status!r}")
+    now = time.time() if now is None else now
+    recover(brain, settings)
+    query = select(ledger).order_by(ledger.c.created_at, literal_column("rowid"))
+    if status != "all":
+        query = query.where(ledger.c.status == status)
+    with brain.read() as conn:
+        rows = conn.execute(query).all()
+        found = [
+            ProposalInfo(
+                r.id,
+                r.kind,
+                r.status,
+                r.created_at,
+                now - r.created_at,
+                r.summary,
+                r.pass_id,
+                subject_ids(r.subject_key),
+            )
+            for r in rows
+        ]
+        if within is None:
+            return found
+        scope_ids = _scope_ids(conn, {i for p in found for i in p.trace_ids})
+    return [p for p in found if all(scope_ids.get(i) in within for i in p.trace_ids)]
+
+
+def _scope_ids(conn: Connection, trace_ids: Iterable[str]) -> dict[str, str | None]:
+    """The scope id of each of these traces that exists, deleted or not."""
+    rows = conn.execute(
+        text(
+            "SELECT id, scope_id FROM memory_traces WHERE id IN (SELECT value FROM json_each(:ids))"
+        ),
+        {"ids": json.dumps(sorted(trace_ids))},
+    )
+    return {r.id: r.scope_id for r in rows}
+
+
+def review(
+    brain: Brain,
+    settings: Settings,
+    status: str = "pending",
+    *,
+    kind: str | None = None,
+    now: float | None = None,
+    within: Within = None,
+) -> list[dict[str, Any]]:
+    """Proposals as a person reviews them: each with its texts, reason and scores.
+
+    A merge carries both traces' texts and the exact result; a prune its
+    trace's text, importance and age.  ``kind`` keeps one kind (prune, merge).
+    """
+    if kind is not None and kind not in KINDS:
+        raise InvalidArgument(f"kind must be prune or merge; got {kind!r}")
+    now = time.time() if now is None else now
+    items = []
+    for info in list_proposals(brain, settings, status, now=now, within=within):
+        if kind is not None and info.kind != kind:
+            continue
+        doc = get_proposal(brain, settings, info.id)
+        item = info.to_dict()
+        item.update(
+            reason=doc.get("reason"),
+            scores=doc.get("scores", {}),
+            edited=doc.get("edited", False),
+            traces=[
+                {k: t.get(k) for k in ("id", "content", "type", "importance", "occurred_at")}
+                for t in doc.get("traces", [])
+            ],
+        )
+        if info.kind == "merge":
+            item["merged_content"] = doc.get("merged_content")
+        items.append(item)
+    return items
+
+
+def get_proposal(brain: Brain, settings: Settings, proposal_id: str) -> dict[str, Any]:
+    """The proposal's document, with its status, file path and whether it was edited."""
+    recover(brain, settings)
+    with brain.read() as conn:
+        row = conn.execute(select(ledger).where(ledger.c.id == proposal_id)).first()
+    if row is None:
+        raise NotFound(f"no proposal {proposal_id}")
+    path = file_path(settings, row.status, row.id)
+    data = read_file(path)
+    try:
+        doc: dict[str, Any] = json.loads(data) if data is not None else {}
+    except ValueError:  # edited into something that is not JSON
+        doc = {}
+    doc.update(
+        id=row.id,
+        kind=row.kind,
+        status=row.status,
+        decided_at=row.decided_at,
+        file=str(path),
+        edited=data is None or hashlib.sha256(data).hexdigest() != row.file_sha256,
+    )
+    return doc
+
+
+def pending_stats(brain: Brain, *, now: float | None = None) -> dict[str, Any]:
+    """Pending proposals by kind and the age of the oldest, for metrics."""
+    now = time.time() if now is None else now
+    with brain.read() as conn:
+        rows = conn.execute(
+            select(ledger.c.kind, func.count(), func.min(ledger.c.created_at))
+            .where(ledger.c.status == "pending")
+            .group_by(ledger.c.kind)
+        ).all()
+    by_kind = dict.fromkeys(KINDS, 0) | {kind: int(n) for kind, n, _ in rows}
+    oldest = min((float(t) for _, _, t in rows), default=None)
+    return {
+        "pending": sum(by_kind.values()),
+        "by_kind": by_kind,
+        "oldest_age_seconds": None if oldest is None else max(now - oldest, 0.0),
+    }
