@@ -18,7 +18,7 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import memory_core as mc
-from api import errors, routes, token_routes
+from api import errors, proposal_routes, routes, token_routes
 from api.auth import is_loopback
 from api.limits import BodyLimit
 from api.mcp_http import mount as mount_mcp
@@ -52,6 +52,7 @@ def create_app(settings: mc.Settings, workers: Workers, *, host: str | None = No
     errors.install(app)
     app.include_router(routes.router)
     app.include_router(token_routes.router)
+    app.include_router(proposal_routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     app.state.metrics = metrics_for(settings)
     app.state.metrics_registry = None  # GET /metrics answers 501 while metrics are off

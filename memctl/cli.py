@@ -228,6 +228,19 @@ def delete(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="
 
 
 @app.command()
+def restore(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Undelete one trace (pruned, merged away or deleted), its vectors back with it."""
+    from memory_core.undo import restore_trace
+
+    state = _state(ctx)
+    restore_trace(state.brain(), trace_id)
+    if state.json:
+        out.emit_json({"restored": True, "traceId": trace_id})
+    else:
+        out.console.print(f"restored {trace_id}")
+
+
+@app.command()
 def merge(
     ctx: typer.Context,
     trace_ids: Annotated[list[str], typer.Argument(metavar="ID ID...")],

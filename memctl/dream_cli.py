@@ -70,12 +70,26 @@ def register(app: typer.Typer, state_of: object) -> None:
         if proposals:
             out.console.print(f"{proposals} new proposal(s): memctl proposals")
 
-    @app.command("dreams")
+    _register_dreams(app, state_of)
+
+
+def _register_dreams(app: typer.Typer, state_of: object) -> None:
+    """``memctl dreams``: list past passes, and ``dreams undo PASS_ID``."""
+    dreams = typer.Typer(
+        name="dreams",
+        help="Past dream passes; undo what one did unattended.",
+        no_args_is_help=False,
+    )
+    app.add_typer(dreams, name="dreams")
+
+    @dreams.callback(invoke_without_command=True)
     def dreams_cmd(
         ctx: typer.Context,
         limit: Annotated[int, typer.Option(help="How many passes, newest first.")] = 20,
     ) -> None:
-        """List past dream passes."""
+        """Past dream passes; alone, list them, newest first."""
+        if ctx.invoked_subcommand is not None:
+            return
         from memory_core.consolidation.dream import list_passes
 
         state = state_of(ctx)  # type: ignore[operator]
@@ -93,12 +107,30 @@ def register(app: typer.Typer, state_of: object) -> None:
                 [
                     p["pass_id"],
                     out.when(p["started_at"]),
-                    p["status"],
+                    p["status"] + (" (undone)" if p.get("undone") else ""),
                     p["duration_s"],
                     _short(p["counts"]),
                 ]
                 for p in passes
             ],
+        )
+
+    @dreams.command("undo")
+    def undo_cmd(
+        ctx: typer.Context,
+        pass_id: Annotated[str, typer.Argument(metavar="PASS_ID", help="The pass's dream_ id.")],
+    ) -> None:
+        """Reverse what a pass did unattended (exact merges, compaction, insights) as one unit."""
+        from memory_core.consolidation.dream import undo_pass
+
+        state = state_of(ctx)  # type: ignore[operator]
+        result = undo_pass(state.brain(), pass_id)
+        if state.json:
+            out.emit_json(result.to_dict())
+            return
+        out.console.print(
+            f"undid {pass_id}: restored {len(result.restored)} trace(s), "
+            f"removed {len(result.removed)} it created"
         )
 
 

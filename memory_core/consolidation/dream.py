@@ -294,8 +294,9 @@ def list_passes(brain: Brain, limit: int = 50) -> list[dict[str, Any]]:
     with brain.read() as conn:
         rows = conn.execute(
             text(
-                "SELECT id, started_at, finished_at, status, dry_run, counts, report_path "
-                "FROM consolidation_log ORDER BY started_at DESC LIMIT :n"
+                "SELECT id, started_at, finished_at, status, dry_run, counts, report_path, "
+                "EXISTS (SELECT 1 FROM undo_log u WHERE u.unit = c.id AND u.undone_at IS NOT NULL)"
+                " AS undone FROM consolidation_log AS c ORDER BY started_at DESC LIMIT :n"
             ),
             {"n": limit},
         ).all()
@@ -307,6 +308,7 @@ def list_passes(brain: Brain, limit: int = 50) -> list[dict[str, Any]]:
             "status": r.status,
             "counts": json.loads(r.counts),
             "report_path": r.report_path,
+            "undone": bool(r.undone),
         }
         for r in rows
     ]

@@ -37,7 +37,7 @@ from sqlalchemy import Connection, text
 
 from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.consolidation.neardup import near_duplicate_pairs
-from memory_core.consolidation.verify import Verdict, merged_text, verify
+from memory_core.consolidation.verify import Verdict, analyse, merged_text, verify
 from memory_core.errors import Conflict, NotFound
 from memory_core.proposals import ProposalDraft, create_proposals, filter_new, pending_room
 from memory_core.trace_merge import merge_traces
@@ -60,7 +60,8 @@ _EXACT = text(
     ") GROUP BY content_hash, scope, scope_id HAVING count(*) > 1"
 )
 _FACTS = text(
-    "SELECT id, content, type, occurred_at, created_at, retrieval_count FROM memory_traces "
+    "SELECT id, content, type, tags, sources, occurred_at, created_at, retrieval_count "
+    "FROM memory_traces "
     "WHERE id IN (SELECT value FROM json_each(:ids))"
 )
 
@@ -130,6 +131,8 @@ def _near(ctx: PassContext, skip: set[str], result: MergePlan) -> None:
         a, b = facts.get(vectors.ids[i]), facts.get(vectors.ids[j])
         if a is None or b is None:
             continue
+        if _cites(a, b) or _cites(b, a):
+            continue  # a fact and the turn it was extracted from: provenance, not a copy
         older, newer = (a, b) if _when(a) <= _when(b) else (b, a)
         verdict = _judge(ctx, older, newer)
         if not verdict.duplicate:
@@ -156,10 +159,25 @@ def _near(ctx: PassContext, skip: set[str], result: MergePlan) -> None:
 
 
 def _judge(ctx: PassContext, older: dict[str, Any], newer: dict[str, Any]) -> Verdict:
-    episodes = older["type"] == newer["type"] == "episodic"
-    if episodes and abs(newer["occurred_at"] - older["occurred_at"]) >= DIFFERENT_EVENTS_S:
+    verdict = verify(older["content"], newer["content"], similarity=ctx.word_similarity)
+    apart = abs(newer["occurred_at"] - older["occurred_at"]) >= DIFFERENT_EVENTS_S
+    if verdict.duplicate and apart and _events(older) and _events(newer):
         return Verdict(False, "occurrence", "two episodes on different days: two events")
-    return verify(older["content"], newer["content"], similarity=ctx.word_similarity)
+    return verdict
+
+
+def _cites(fact: dict[str, Any], other: dict[str, Any]) -> bool:
+    return any(
+        isinstance(s, dict) and s.get("trace") == other["id"] for s in json.loads(fact["sources"])
+    )
+
+
+def _events(fact: dict[str, Any]) -> bool:
+    """An episode that tells of one happening: a turn, or an episode naming a time of its own
+    ("I had a migraine again today"), as opposed to a standing fact stored as episodic."""
+    if fact["type"] != "episodic":
+        return False
+    return "turn" in json.loads(fact["tags"]) or bool(analyse(fact["content"]).times)
 
 
 def _draft(

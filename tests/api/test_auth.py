@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 import memory_core as mc
 from api.app import create_app
-from memory_core import auth
+from memory_core import auth, proposals
 from workers import Workers
 
 CAPS = ("read", "write", "delete", "dream", "admin")
@@ -26,6 +26,7 @@ class World:
     trace: str  # an active trace of user alice
     other: str  # a second one, for merges
     turn: str  # a posted turn of alice
+    proposals: dict[str, str]  # pending ones to accept and reject, an accepted one to undo
 
 
 @pytest.fixture
@@ -43,7 +44,16 @@ def world(api_settings: mc.Settings, workers: Workers) -> Iterator[World]:
             headers=admin,
         ).json()["turn_id"]
         workers.join()
-        yield World(client, brain, tokens, trace, other, turn)
+        settings = client.app.state.settings  # type: ignore[attr-defined]
+        ids = [mc.add_trace(brain, f"Alice note {k}.", scope_id="alice") for k in range(3)]
+        drafts = [
+            proposals.ProposalDraft("prune", [t], "test", {"strength": 0.01}, f"prune {t}")
+            for t in ids
+        ]
+        made = proposals.create_proposals(brain, settings, drafts, None)
+        proposals.accept(brain, settings, [made[2]])
+        pending = {"accept": made[0], "reject": made[1], "undo": made[2]}
+        yield World(client, brain, tokens, trace, other, turn, pending)
 
 
 Call = Callable[[World, dict[str, str]], Any]
@@ -51,6 +61,20 @@ Call = Callable[[World, dict[str, str]], Any]
 
 def _tool(name: str, args: Callable[[World], dict[str, Any]]) -> Call:
     return lambda w, h: w.client.post(f"/v1/tools/{name}", json=args(w), headers=h)
+
+
+DECISIONS = ("accept", "reject", "undo")
+
+
+def _decide(act: str) -> Call:
+    return lambda w, h: w.client.post(f"/v1/proposals/{w.proposals[act]}/{act}", headers=h)
+
+
+DECISIONS = ("accept", "reject", "undo")
+
+
+def _decide(act: str) -> Call:
+    return lambda w, h: w.client.post(f"/v1/proposals/{w.proposals[act]}/{act}", headers=h)
 
 
 # (route, what it needs, how to call it)
@@ -109,6 +133,8 @@ ROUTES: list[tuple[str, tuple[str, ...], Call]] = [
     ("tool memory_search", ("read",), _tool("memory_search", lambda w: {"query": "bees"})),
     ("tool memory_reflect", ("dream",), _tool("memory_reflect", lambda w: {})),
     ("GET /metrics", ("read",), lambda w, h: w.client.get("/metrics", headers=h)),
+    ("GET /v1/proposals", ("dream",), lambda w, h: w.client.get("/v1/proposals", headers=h)),
+    *[(f"POST /v1/proposals/{{id}}/{act}", ("dream",), _decide(act)) for act in DECISIONS],
     ("GET /v1/tokens", ("admin",), lambda w, h: w.client.get("/v1/tokens", headers=h)),
     (
         "POST /v1/tokens",

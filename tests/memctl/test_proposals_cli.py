@@ -58,7 +58,7 @@ def test_list_show_accept_and_reject_round_trip(
     )
     r = run("proposals")
     assert r.returncode == 0 and "2 pending proposal(s)" in r.stdout, r.stderr
-    assert r.stdout.index("merge") < r.stdout.index("prune")  # oldest first
+    assert r.stdout.index(merge_id) < r.stdout.index(prune_id)  # oldest first
     shown = json.loads(run("--json", "proposals", "show", merge_id).stdout)
     assert shown["status"] == "pending" and [t["id"] for t in shown["traces"]] == [a, b]
     r = run("--json", "proposals", "accept", merge_id)
@@ -135,7 +135,7 @@ def test_refusals_are_one_line_with_exit_codes(
 def test_every_proposals_command_and_option_has_help_text() -> None:
     group = typer.main.get_command(app).commands["proposals"]  # type: ignore[attr-defined]
     assert group.help and group.help.strip()
-    assert set(group.commands) == {"show", "accept", "reject"}
+    assert set(group.commands) == {"show", "accept", "reject", "undo"}
     for sub in [group, *group.commands.values()]:
         assert sub.help and sub.help.strip(), sub.name
         for param in sub.params:

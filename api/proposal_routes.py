@@ -1,0 +1,74 @@
+"""/v1/proposals: review and decide what dream passes propose, over HTTP.
+
+The same acts as ``memctl proposals``, for identities with ``dream`` (or
+``admin``).  A pinned identity sees and decides only proposals all of whose
+traces are its own; another's is not found.  A refused decision (stale,
+edited, expired, not pending) answers 409 with the reason and changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+
+import memory_core as mc
+from api.auth import needs
+from memory_core import auth, proposals
+
+router = APIRouter(tags=["proposals"])
+CanDream = Annotated[mc.Identity, Depends(needs(auth.DREAM))]
+_DONE = ("applied", "rejected", "undone")
+
+
+def _brain(request: Request) -> mc.Brain:
+    brain: mc.Brain = request.app.state.brain
+    return brain
+
+
+@router.get("/v1/proposals")
+def list_proposals(
+    request: Request,
+    caller: CanDream,
+    status: Annotated[
+        str, Query(description="pending, accepted, rejected, undone, expired, all")
+    ] = ("pending"),
+    kind: Annotated[str | None, Query(description="prune or merge")] = None,
+) -> dict[str, Any]:
+    """Proposals with their texts: a merge's two texts and exact result, a prune's trace."""
+    found = proposals.review(
+        _brain(request), request.app.state.settings, status, kind=kind, within=caller.within
+    )
+    return {"proposals": found}
+
+
+def _decide(request: Request, caller: mc.Identity, proposal_id: str, act: Any) -> dict[str, Any]:
+    brain, settings = _brain(request), request.app.state.settings
+    if caller.within is not None:
+        mine = proposals.list_proposals(brain, settings, "all", within=caller.within)
+        if proposal_id not in {p.id for p in mine}:
+            raise mc.NotFound(f"no proposal {proposal_id}")
+    [decision] = act(brain, settings, [proposal_id])
+    if decision.outcome not in _DONE:
+        raise mc.Conflict(
+            f"{proposal_id} is {decision.outcome.replace('_', ' ')}: {decision.detail}"
+        )
+    return {"decision": decision.to_dict()}
+
+
+@router.post("/v1/proposals/{proposal_id}/accept")
+def accept(proposal_id: str, request: Request, caller: CanDream) -> dict[str, Any]:
+    """Apply one proposal with compare-and-set; refused (409) when its traces changed."""
+    return _decide(request, caller, proposal_id, proposals.accept)
+
+
+@router.post("/v1/proposals/{proposal_id}/reject")
+def reject(proposal_id: str, request: Request, caller: CanDream) -> dict[str, Any]:
+    """Record a rejection: not proposed again while its traces are unchanged."""
+    return _decide(request, caller, proposal_id, proposals.reject)
+
+
+@router.post("/v1/proposals/{proposal_id}/undo")
+def undo(proposal_id: str, request: Request, caller: CanDream) -> dict[str, Any]:
+    """Reverse an accepted proposal; refused (409) when a trace changed since."""
+    return _decide(request, caller, proposal_id, proposals.undo)
