@@ -3,14 +3,16 @@
 Synthetic brains (deterministic seed): traces with 384-d unit vectors drawn
 around a few thousand centres, so that related traces are similar but
 unrelated ones are not, plus a known share of planted near duplicates (a
-trace and a slightly perturbed copy of its vector, cosine ~0.96-0.99).  Each
-brain runs one full pass; the merge step's proposals are compared with the
+trace and a slightly perturbed copy of its vector, cosine ~0.96-0.99, whose
+text restates the original's; every other text names words of its own, so the
+verifier has real work: candidates that are not planted differ in a word).
+Each brain runs one full pass; the merge step's proposals are compared with the
 planted pairs: recall (planted pairs proposed) and precision (proposals that
 are planted).  The duration ratio 100k/10k shows whether any step is
 quadratic (10x the data should cost about 10x, not 100x).
 
-The proposal cap is lifted for the run so that every detected pair is
-proposed (the default cap keeps a person's review queue short).
+The proposal cap and the pending bound are lifted for the run so that every
+detected pair is proposed (the defaults keep a person's review queue short).
 
     python -m bench.dream [--sizes 10000,100000] [--dup-share 0.02] [--json OUT]
 """
@@ -18,6 +20,7 @@ proposed (the default cap keeps a person's review queue short).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import tempfile
@@ -72,6 +75,22 @@ def synthetic(
     return vecs.astype(np.float32), planted
 
 
+def word(k: int) -> str:
+    """A made-up word for k, letters only (a number would read as a changed fact), three
+    syllables drawn by a hash so that no two words look like one mistyped."""
+    digest = hashlib.sha256(str(k).encode()).digest()
+    consonants, vowels = "bcdfghjklmnprstvwz", "aeiou"
+    return "".join(consonants[digest[j] % 18] + vowels[digest[j + 3] % 5] for j in range(3))
+
+
+def texts(n: int, planted: set[tuple[int, int]]) -> list[str]:
+    """Distinct texts; a planted copy restates its original (the same words, retyped)."""
+    out = [f"A note about {word(i)} and the {word(i % 997)} plan." for i in range(n)]
+    for a, b in planted:
+        out[b] = out[a].lower().rstrip(".") + "!"
+    return out
+
+
 def build(
     folder: Path, n: int, dup_share: float, seed: int
 ) -> tuple[mc.Brain, mc.Settings, list[str], set[tuple[int, int]]]:
@@ -80,9 +99,11 @@ def build(
         data_dir=folder / "data",
         embedder="none",
         dream_max_proposals=10 * n,
+        dream_max_pending=10 * n,
     )
     brain = mc.open_brain(settings)
     vecs, planted = synthetic(n, dup_share, seed)
+    contents = texts(n, planted)
     ids = [f"mt_bench_{i:07d}" for i in range(n)]
     created = time.time() - 3600
     for start in range(0, n, 5000):
@@ -91,7 +112,7 @@ def build(
             brain,
             [
                 mc.NewTrace(
-                    f"synthetic memory {i} about topic {i % 997}",
+                    contents[i],
                     type="semantic",
                     scope="user",
                     scope_id="u1",

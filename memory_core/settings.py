@@ -251,6 +251,18 @@ class Settings(BaseSettings):
         description="Cosine at or above which two traces are merge candidates; the verifier "
         "then decides whether they are one fact.",
     )
+    dream_merge_slice: int = Field(
+        5_000,
+        ge=1,
+        description="Traces a pass compares exactly at the merge threshold (new ones first "
+        "in the order stored); a larger backlog is worked through by the next passes.",
+    )
+    dream_merge_verify_max: int = Field(
+        20_000,
+        ge=0,
+        description="Candidate pairs one pass verifies at most, the most similar first; the "
+        "rest wait for the next pass.",
+    )
     dream_protect_importance: float = Field(
         0.7,
         ge=0,

@@ -67,7 +67,8 @@ def merge_traces(
             sources.extend(s for s in t.sources if s not in sources)
         metadata = dict(survivor.metadata)
         merged_from = list(metadata.get("merged_from", []))
-        merged_from.extend(t.id for t in others)
+        for t in others:  # the whole chain: what was merged into a merged-away trace too
+            merged_from.extend([*t.metadata.get("merged_from", []), t.id])
         metadata["merged_from"] = merged_from
         accessed = [t.last_accessed for t in traces if t.last_accessed is not None]
         rewrite_trace(

@@ -54,6 +54,7 @@ class Vectors:
     matrix: npt.NDArray[np.float32]
     groups: list[tuple[str, str | None]]
     created_at: npt.NDArray[np.float64]
+    turns: npt.NDArray[np.bool_]  # verbatim turns (tagged ``turn``)
 
     def index(self) -> dict[str, int]:
         return {t: i for i, t in enumerate(self.ids)}
@@ -104,12 +105,15 @@ class PassContext:
         ids, matrix = load_vectors(self.brain, self.embedder.name)
         if not ids:
             return None
-        meta: dict[str, tuple[str, str | None, float]] = {}
+        meta: dict[str, tuple[str, str | None, float, bool]] = {}
         with self.brain.read() as conn:
-            for tid, scope, scope_id, created in conn.execute(
-                text("SELECT id, scope, scope_id, created_at FROM memory_traces WHERE deleted = 0")
+            for tid, scope, scope_id, created, turn in conn.execute(
+                text(
+                    "SELECT id, scope, scope_id, created_at, EXISTS (SELECT 1 FROM json_each(tags) "
+                    "WHERE value = 'turn') FROM memory_traces WHERE deleted = 0"
+                )
             ):
-                meta[tid] = (scope, scope_id, created)
+                meta[tid] = (scope, scope_id, created, bool(turn))
         keep = [i for i, t in enumerate(ids) if t in meta]
         ids = [ids[i] for i in keep]
         return Vectors(
@@ -117,6 +121,7 @@ class PassContext:
             matrix=matrix[keep],
             groups=[(meta[t][0], meta[t][1]) for t in ids],
             created_at=np.array([meta[t][2] for t in ids], dtype=np.float64),
+            turns=np.array([meta[t][3] for t in ids], dtype=np.bool_),
         )
 
     @property

@@ -20,9 +20,12 @@ tie.
 The search is incremental in the order vectors were written: a pass looks
 at pairs with at least one trace whose vector came after the last pass's
 mark (so traces embedded late, imported with old dates or embedded by the
-previous pass are all compared once), plus the traces of pairs that an
-earlier pass found but could not propose (the per-pass cap, the pending
-bound): those carry over until proposed.
+previous pass are all compared once).  Pairs at cosine 0.9 and above are
+searched across the whole brain at once; below that, exact comparison costs
+the brain's size per trace, so a pass compares a slice of the traces still to
+be compared (``REVERIE_DREAM_MERGE_SLICE``) and the next passes the rest.
+Pairs found but not verified (``REVERIE_DREAM_MERGE_VERIFY_MAX``) or not
+proposed (the per-pass cap, the pending bound) carry over until they are.
 """
 
 from __future__ import annotations
@@ -35,8 +38,8 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, text
 
-from memory_core.consolidation.base import PassContext, StepResult
-from memory_core.consolidation.neardup import near_duplicate_pairs
+from memory_core.consolidation.base import PassContext, StepResult, Vectors
+from memory_core.consolidation.neardup import Method, near_duplicate_pairs
 from memory_core.consolidation.verify import Verdict, analyse, merged_text, verify
 from memory_core.errors import Conflict, NotFound
 from memory_core.proposals import ProposalDraft, create_proposals, filter_new, pending_room
@@ -50,17 +53,24 @@ SAME_OCCURRENCE_S = 3_600.0
 DIFFERENT_EVENTS_S = 86_400.0
 MARK_KEY = "dream.merge.vector_mark"
 CARRY_KEY = "dream.merge.carry"
+BACKLOG_KEY = "dream.merge.backlog"
+# At or above this cosine, candidates are searched across the whole brain every pass
+# (LSH is cheap there); below it, a bounded slice of traces a pass is compared exactly.
+SURE_COSINE = 0.9
 REPORTED_APART = 200  # kept-apart pairs listed in a report
 
+# Turns (the verbatim record of what was said, tagged ``turn``) are never
+# merged: each is an utterance of its own moment, and facts point at them.
+_NOT_A_TURN = "NOT EXISTS (SELECT 1 FROM json_each(tags) WHERE value = 'turn')"
 _EXACT = text(
     "SELECT content_hash, scope, scope_id, "
     "json_group_array(json_array(id, occurred_at)) AS members FROM ("
     "  SELECT content_hash, scope, scope_id, id, occurred_at FROM memory_traces "
-    "  WHERE deleted = 0 ORDER BY retrieval_count DESC, created_at, seq"
+    f"  WHERE deleted = 0 AND {_NOT_A_TURN} ORDER BY retrieval_count DESC, created_at, seq"
     ") GROUP BY content_hash, scope, scope_id HAVING count(*) > 1"
 )
 _FACTS = text(
-    "SELECT id, content, type, tags, sources, occurred_at, created_at, retrieval_count "
+    "SELECT id, content, type, tags, sources, metadata, occurred_at, created_at, retrieval_count "
     "FROM memory_traces "
     "WHERE id IN (SELECT value FROM json_each(:ids))"
 )
@@ -74,7 +84,8 @@ class MergePlan:
     notes: list[str] = field(default_factory=list)
     repeated: int = 0  # exact copies kept because they are separate occurrences
     mark: int | None = None  # the vector mark this pass covered
-    carry: list[str] = field(default_factory=list)  # traces of pairs left for the next pass
+    carry: list[list[str]] = field(default_factory=list)  # pairs left for the next pass
+    backlog: list[str] = field(default_factory=list)  # traces not yet compared at the threshold
 
 
 def plan(ctx: PassContext) -> MergePlan:
@@ -82,7 +93,7 @@ def plan(ctx: PassContext) -> MergePlan:
     with ctx.brain.read() as conn:
         for row in conn.execute(_EXACT):
             groups = _occurrences(json.loads(row.members))
-            result.repeated += sum(len(g) for g in groups if len(g) == 1) - (len(groups) == 1)
+            result.repeated += len(groups) - 1
             result.exact += [g for g in groups if len(g) > 1]
     merged_away = {t for group in result.exact for t in group[1:]}
     _near(ctx, merged_away, result)
@@ -109,61 +120,125 @@ def _near(ctx: PassContext, skip: set[str], result: MergePlan) -> None:
         return
     with ctx.brain.read() as conn:
         mark, fresh = _fresh_since_mark(conn, ctx.embedder_name)
-        carried = set(json.loads(_meta(conn, CARRY_KEY) or "[]"))
+        carried = [tuple(p) for p in json.loads(_meta(conn, CARRY_KEY) or "[]")]
     result.mark = mark
-    group_ids = {g: i for i, g in enumerate(dict.fromkeys(vectors.groups))}
-    groups = np.array([group_ids[g] for g in vectors.groups])
-    new = None
-    if fresh is not None:
-        wanted = fresh | carried
-        new = np.array([t in wanted for t in vectors.ids], dtype=np.bool_)
-        if not new.any():
-            result.notes.append("near duplicates: no vectors since the last pass")
-            return
-    pairs = near_duplicate_pairs(
-        vectors.matrix, groups, ctx.settings.dream_merge_threshold, new=new
-    )
-    pairs = [(i, j, s) for i, j, s in pairs if vectors.ids[i] not in skip]
-    pairs = [(i, j, s) for i, j, s in pairs if vectors.ids[j] not in skip]
-    facts = _facts(ctx, {vectors.ids[i] for p in pairs for i in p[:2]})
+    pairs = _candidates(ctx, vectors, fresh, skip, carried, result)
+    if not pairs and fresh is not None:
+        result.notes.append("near duplicates: no candidates among vectors since the last pass")
+    budget = ctx.settings.dream_merge_verify_max
+    facts = _facts(ctx, {t for a, b, _ in pairs[:budget] for t in (a, b)})
     drafts: list[ProposalDraft] = []
-    for i, j, sim in pairs:
-        a, b = facts.get(vectors.ids[i]), facts.get(vectors.ids[j])
-        if a is None or b is None:
-            continue
-        if _cites(a, b) or _cites(b, a):
-            continue  # a fact and the turn it was extracted from: provenance, not a copy
+    for a_id, b_id, sim in pairs[:budget]:
+        a, b = facts.get(a_id), facts.get(b_id)
+        if a is None or b is None or _cites(a, b) or _cites(b, a):
+            continue  # gone, or a fact and the trace it was drawn from (provenance, not a copy)
         older, newer = (a, b) if _when(a) <= _when(b) else (b, a)
         verdict = _judge(ctx, older, newer)
-        if not verdict.duplicate:
-            if len(result.apart) < REPORTED_APART:
-                result.apart.append(
-                    {
-                        "kept_apart": [older["id"], newer["id"]],
-                        "cosine": round(sim, 4),
-                        "kind": verdict.kind,
-                        "why": verdict.reason,
-                    }
-                )
-            continue
-        drafts.append(_draft(ctx, older, newer, sim))
+        if verdict.duplicate:
+            drafts.append(_draft(ctx, older, newer, sim))
+        elif len(result.apart) < REPORTED_APART:
+            result.apart.append(
+                {
+                    "kept_apart": [older["id"], newer["id"]],
+                    "cosine": round(sim, 4),
+                    "kind": verdict.kind,
+                    "why": verdict.reason,
+                }
+            )
     drafts = filter_new(ctx.brain, ctx.settings, drafts, now=ctx.now)
     room = min(ctx.settings.dream_max_proposals, pending_room(ctx.brain, ctx.settings))
     result.near = drafts[:room]
-    result.carry = sorted({t for d in drafts[room:] for t in d.trace_ids})
-    if result.carry:
+    later = [(d.trace_ids[0], d.trace_ids[1]) for d in drafts[room:]]
+    later += [(a, b) for a, b, _ in pairs[budget:]]
+    result.carry = [list(p) for p in later]
+    if drafts[room:]:
         result.notes.append(
             f"{len(drafts) - room} verified near duplicates left for the next pass "
             "(proposal cap or pending bound)"
         )
+    if pairs[budget:]:
+        result.notes.append(
+            f"{len(pairs) - budget} candidate pairs left for the next pass to verify "
+            "(REVERIE_DREAM_MERGE_VERIFY_MAX)"
+        )
+
+
+def _candidates(
+    ctx: PassContext,
+    vectors: Vectors,
+    fresh: set[str] | None,
+    skip: set[str],
+    carried: list[tuple[Any, ...]],
+    result: MergePlan,
+) -> list[tuple[str, str, float]]:
+    """Candidate pairs, best first.  Turns are never candidates: the verbatim record
+    stays as it was said.  Two tiers:
+
+    * pairs at or above :data:`SURE_COSINE` with a trace whose vector is new since
+      the last pass, over the whole brain by LSH (cheap at that cosine);
+    * pairs at or above the recall-oriented ``REVERIE_DREAM_MERGE_THRESHOLD``,
+      compared exactly for a slice of the traces not yet compared at it
+      (``REVERIE_DREAM_MERGE_SLICE`` a pass, in the order they were stored), so a
+      backlog of any size is worked through in bounded passes;
+
+    plus the pairs an earlier pass found but left over."""
+    rows = np.flatnonzero(~vectors.turns)
+    rows = rows[[vectors.ids[i] not in skip for i in rows]] if skip else rows
+    ids = [vectors.ids[i] for i in rows]
+    found: dict[tuple[str, str], float] = {}
+    with ctx.brain.read() as conn:
+        backlog = set(json.loads(_meta(conn, BACKLOG_KEY) or "[]"))
+    backlog |= set(ids) if fresh is None else fresh
+    pending = [t for t in ids if t in backlog]  # in the order the traces were stored
+    slice_ = set(pending[: ctx.settings.dream_merge_slice])
+    result.backlog = sorted(backlog & set(pending[ctx.settings.dream_merge_slice :]))
+    if len(rows) > 1:
+        keys = [vectors.groups[i] for i in rows]
+        group_ids = {g: k for k, g in enumerate(dict.fromkeys(keys))}
+        groups = np.array([group_ids[g] for g in keys])
+        matrix = vectors.matrix[rows]
+        tiers = [
+            (
+                max(SURE_COSINE, ctx.settings.dream_merge_threshold),
+                None if fresh is None else fresh,
+            ),
+            (ctx.settings.dream_merge_threshold, slice_),
+        ]
+        for threshold, wanted in tiers:
+            new = None if wanted is None else np.array([t in wanted for t in ids], dtype=np.bool_)
+            if new is not None and not new.any():
+                continue
+            method: Method = "auto" if threshold >= SURE_COSINE else "exact"
+            for i, j, sim in near_duplicate_pairs(
+                matrix, groups, threshold, new=new, method=method
+            ):
+                found[(ids[i], ids[j])] = sim
+    if result.backlog:
+        result.notes.append(
+            f"{len(result.backlog)} traces left to compare at cosine "
+            f"{ctx.settings.dream_merge_threshold} by the next passes (REVERIE_DREAM_MERGE_SLICE)"
+        )
+    index = vectors.index()
+    for pair in carried:
+        a, b = str(pair[0]), str(pair[1])
+        if a in index and b in index and a not in skip and b not in skip:
+            found.setdefault((a, b), float(vectors.matrix[index[a]] @ vectors.matrix[index[b]]))
+    return sorted(((a, b, s) for (a, b), s in found.items()), key=lambda p: -p[2])
 
 
 def _judge(ctx: PassContext, older: dict[str, Any], newer: dict[str, Any]) -> Verdict:
+    speakers = {json.loads(f["metadata"]).get("speaker") for f in (older, newer)}
+    if None not in speakers and len(speakers) == 2:
+        return Verdict(False, "person", f"said by different people: {', '.join(sorted(speakers))}")
     verdict = verify(older["content"], newer["content"], similarity=ctx.word_similarity)
     apart = abs(newer["occurred_at"] - older["occurred_at"]) >= DIFFERENT_EVENTS_S
     if verdict.duplicate and apart and _events(older) and _events(newer):
         return Verdict(False, "occurrence", "two episodes on different days: two events")
     return verdict
+
+
+def _is_turn(fact: dict[str, Any]) -> bool:
+    return "turn" in json.loads(fact["tags"])
 
 
 def _cites(fact: dict[str, Any], other: dict[str, Any]) -> bool:
@@ -269,6 +344,7 @@ def apply(ctx: PassContext, merge_plan: MergePlan) -> tuple[list[dict[str, objec
         if merge_plan.mark is not None:
             _set_meta(conn, MARK_KEY, str(merge_plan.mark))
             _set_meta(conn, CARRY_KEY, json.dumps(merge_plan.carry))
+            _set_meta(conn, BACKLOG_KEY, json.dumps(merge_plan.backlog))
     if merged:
         ctx.forget_vectors()
     proposals = create_proposals(ctx.brain, ctx.settings, merge_plan.near, ctx.pass_id, now=ctx.now)
@@ -291,6 +367,7 @@ def run(ctx: PassContext) -> StepResult:
         "kept_apart": len(merge_plan.apart),
         "repeated": merge_plan.repeated,
         "carried": len(merge_plan.carry),
+        "backlog": len(merge_plan.backlog),
     }
     result.items += [
         {"proposed": d.trace_ids, "cosine": d.scores["cosine"], "result": d.merged_content}

@@ -5,9 +5,10 @@ never from when the event happened, so an imported or back-dated history is
 not proposed wholesale -- over a horizon set by what the trace is:
 
 * durable facts (identity, health, relationships, dates, commitments,
-  preferences, what the user asked to keep; see :mod:`.salience`), traces
-  tagged ``keep``/``pinned``, and anything of importance at or above
-  ``REVERIE_DREAM_PROTECT_IMPORTANCE`` are never proposed by decay alone;
+  preferences, what the user asked to keep, news told with emphasis; see
+  :mod:`.salience`), traces tagged ``keep``/``pinned``, anything of
+  importance at or above ``REVERIE_DREAM_PROTECT_IMPORTANCE``, and facts
+  drawn from any of these are never proposed by decay alone;
 * small talk has the shortest horizon (``REVERIE_DREAM_SMALLTALK_HORIZON``);
 * everything else ``REVERIE_DREAM_EPISODE_HORIZON`` times the base
   stability, doubled for facts (non-episodic types), stretched or shortened
@@ -35,7 +36,7 @@ from memory_core.proposals import ProposalDraft, create_proposals, filter_new, p
 from memory_core.settings import Settings
 
 _ROWS = text(
-    "SELECT id, content, type, tags, importance, strength, stability, last_accessed, "
+    "SELECT id, content, type, tags, sources, importance, strength, stability, last_accessed, "
     "coalesce(learnt_at, created_at) AS learnt_at, retrieval_count FROM memory_traces "
     "WHERE deleted = 0"
 )
@@ -91,7 +92,7 @@ def plan(ctx: PassContext) -> list[ProposalDraft]:
         if float(r.strength) * math.exp(-days / (unit * shortest)) >= s.dream_prune_threshold:
             continue
         h = horizon(r.content, r.type, json.loads(r.tags), float(r.importance), s)
-        if h.factor is None:
+        if h.factor is None or _drawn_from_durable(ctx, r.sources, s):
             continue
         effective = float(r.strength) * math.exp(-days / (unit * h.factor))
         if effective >= s.dream_prune_threshold:
@@ -120,6 +121,26 @@ def plan(ctx: PassContext) -> list[ProposalDraft]:
     drafts = filter_new(ctx.brain, s, [weak[int(i)][1] for i in order], now=ctx.now)
     room = min(s.dream_max_proposals, pending_room(ctx.brain, s))
     return drafts[:room]
+
+
+def _drawn_from_durable(ctx: PassContext, sources_json: str, s: Settings) -> bool:
+    """Whether a trace was drawn from one that decay may not forget (a fact of a turn
+    that states a birthday keeps its protection, even if its own sentence lost the cue)."""
+    cited = [x["trace"] for x in json.loads(sources_json) if isinstance(x, dict) and "trace" in x]
+    if not cited:
+        return False
+    with ctx.brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT content, type, tags, importance FROM memory_traces "
+                "WHERE id IN (SELECT value FROM json_each(:ids))"
+            ),
+            {"ids": json.dumps(cited)},
+        ).all()
+    return any(
+        horizon(r.content, r.type, json.loads(r.tags), float(r.importance), s).factor is None
+        for r in rows
+    )
 
 
 def apply(ctx: PassContext, drafts: list[ProposalDraft]) -> list[str]:

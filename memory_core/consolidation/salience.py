@@ -2,9 +2,10 @@
 
 Forgetting is by salience, not by age alone.  A trace's text is read for
 
-* *durable* facts -- identity, health, relationships, dates and
-  anniversaries, commitments, and what the user asked to keep -- which are
-  never proposed for pruning by decay alone (only a person deletes them);
+* *durable* facts -- identity, health, relationships (a person named),
+  dates and anniversaries, commitments, preferences, what the user asked to
+  keep, news told in capitals -- which are never proposed for pruning by
+  decay alone (only a person deletes them);
 * *small talk* -- greetings, thanks, acknowledgements, goodbyes, a short
   reply to them -- which decays fastest.
 
@@ -214,8 +215,14 @@ def salience(text: str) -> Salience:
     name = _named(user)
     if name is not None:
         return Salience("relationship", name, smalltalk=False)
+    shout = _EMPHASIS.search(user)
+    if shout is not None:
+        return Salience("emphasis", shout.group(0), smalltalk=False)
     return Salience(None, None, smalltalk=False)
 
+
+# Words in capitals, two or more: news told with emphasis ("I GOT THE JOB").
+_EMPHASIS = re.compile(r"\b[A-Z]{2,}\b[\s,.!]+\b[A-Z]{2,}\b")
 
 # Capitalised words that name no one: the pronoun, days, months, greetings, holidays.
 _NOT_NAMES = frozenset(

@@ -15,7 +15,8 @@ why.  Two texts are *not* duplicates when they differ in
   determiner, possessive or preposition, with no close synonym opposite).
 
 Wording that only one side has (an added detail) is not a difference: the
-merged text keeps it.  Typos are matched by edit distance.  Synonyms in an
+merged text keeps it.  Typos are matched by edit distance (rapidfuzz's
+optimal string alignment: adjacent swaps count one edit).  Synonyms in an
 object slot are judged by the embedder's similarity of the two words, when
 one is given; without it, a changed object counts as a difference (the
 cautious answer: not merging costs a little tidiness, merging wrongly loses
@@ -34,12 +35,19 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from rapidfuzz.distance import OSA
+
 from memory_core.textutil import stem
 
 # A word's similarity to another, 0..1 (cosine of their embeddings), or None.
 WordSimilarity = Callable[[str, str], float | None]
 
-SYNONYM_SIMILARITY = 0.8
+# Past this share of its content words unmatched on both sides, two texts each
+# say something of their own: two facts, not one worded twice.
+OWN_CONTENT_SHARE = 0.5
+# Two words this similar (embedding cosine) are taken as saying the same thing
+# when weighing what each text says of its own (not for a swap in one slot).
+RELATED_SIMILARITY = 0.6
 _TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm|k)?|[$€£%]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -215,9 +223,13 @@ class Analysis:
     surface: dict[str, str]  # stem -> a word as written, for similarity look-ups
 
 
+# "User: ", "Assistant: ", "Melanie: " opening a paragraph: who speaks, not what is said.
+_SPEAKER_LABEL = re.compile(r"^(?:[A-Z][\w'-]*(?: [A-Z][\w'-]*)?: )+", re.MULTILINE)
+
+
 def _tokens(text: str) -> list[_Token]:
     out: list[_Token] = []
-    for sentence in _SENTENCE.split(text):
+    for sentence in _SENTENCE.split(_SPEAKER_LABEL.sub("", text)):
         raw = _TOKEN.findall(sentence.replace("’", "'"))
         prev: list[str] = []
         for k, tok in enumerate(raw):
@@ -358,8 +370,13 @@ def analyse(text: str) -> Analysis:  # noqa: PLR0915 -- one pass over the tokens
 
 
 _ROLE_STEMS = {stem(k): v for k, v in ROLES.items()}
+_LONG_ROLES: dict[str, list[str]] = {}
+for _k in ROLES:
+    if len(_k) >= 5:
+        _LONG_ROLES.setdefault(_k[0], []).append(_k)
 
 
+@lru_cache(maxsize=65_536)
 def _role(word: str) -> str | None:
     """The role a word names, allowing for a plural, a dropped apostrophe or a typo."""
     if word in ROLES:
@@ -367,7 +384,8 @@ def _role(word: str) -> str | None:
     found = _ROLE_STEMS.get(stem(word))
     if found is not None or len(word) < 5:
         return found
-    return next((v for k, v in ROLES.items() if len(k) >= 5 and _typo_match(k, word)), None)
+    # a mistyped role keeps its first letter (typos there are rare): a few candidates
+    return next((ROLES[k] for k in _LONG_ROLES.get(word[0], []) if _typo_match(k, word)), None)
 
 
 def _number_context(nxt: _Token | None) -> bool:
@@ -389,6 +407,7 @@ def _looks_like_name(tok: _Token, nxt: _Token | None) -> bool:
     return tok.raw.isupper() is False and nxt is not None and nxt.raw[:1].isupper()
 
 
+@lru_cache(maxsize=262_144)
 def _typo_match(a: str, b: str) -> bool:
     """Whether two stems are one word mistyped: a small edit distance for their length."""
     if a == b:
@@ -396,24 +415,7 @@ def _typo_match(a: str, b: str) -> bool:
     if min(len(a), len(b)) < 4 or abs(len(a) - len(b)) > 2:
         return False
     limit = 1 if max(len(a), len(b)) < 7 else 2
-    return _edit_distance(a, b, limit) <= limit
-
-
-def _edit_distance(a: str, b: str, limit: int) -> int:
-    """Damerau-Levenshtein (adjacent swaps count one), stopping past ``limit``."""
-    prev2: list[int] | None = None
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i] + [0] * len(b)
-        for j, cb in enumerate(b, 1):
-            cost = 0 if ca == cb else 1
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if prev2 is not None and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-        if min(cur) > limit:
-            return limit + 1
-        prev2, prev = prev, cur
-    return prev[-1]
+    return bool(OSA.distance(a, b, score_cutoff=limit) <= limit)
 
 
 def _unmatched(mine: frozenset[str], theirs: frozenset[str]) -> set[str]:
@@ -464,11 +466,48 @@ def verify(
             "person",
             f"differs in a person: {_list(a.roles - b.roles)} / {_list(b.roles - a.roles)}",
         )
+    own_a = _unmatched_words(a, b)
+    own_b = _unmatched_words(b, a)
+    if similarity is not None:  # a synonym opposite counts as said by both, one for one
+        own_a, own_b = _pair_related(own_a, own_b, a, b, similarity)
+    if _share(own_a, a) > OWN_CONTENT_SHARE and _share(own_b, b) > OWN_CONTENT_SHARE:
+        return Verdict(
+            False,
+            "different",
+            f"each says what the other does not: {_list(own_a)} / {_list(own_b)}",
+        )
     swaps = _substitutions(a, b)
     if swaps:
         old, new = swaps[0]
         return Verdict(False, "object_place", f"differs in what it is about: {old} / {new}")
     return Verdict(True, "duplicate", "the same fact, worded differently")
+
+
+def _pair_related(
+    own_a: set[str], own_b: set[str], a: Analysis, b: Analysis, similarity: WordSimilarity
+) -> tuple[set[str], set[str]]:
+    """Pair words of each side's own with related words opposite, most similar first,
+    each word used once; returns what is left unpaired on each side."""
+    scored = sorted(
+        (
+            (similarity(a.surface.get(x, x), b.surface.get(y, y)) or 0.0, x, y)
+            for x in own_a
+            for y in own_b
+        ),
+        reverse=True,
+    )
+    left_a, left_b = set(own_a), set(own_b)
+    for sim, x, y in scored:
+        if sim < RELATED_SIMILARITY:
+            break
+        if x in left_a and y in left_b:
+            left_a.discard(x)
+            left_b.discard(y)
+    return left_a, left_b
+
+
+def _share(words: set[str], analysis: Analysis) -> float:
+    return len(words) / max(len(analysis.content), 1)
 
 
 def _same_word(a: str, b: str) -> bool:
@@ -501,28 +540,6 @@ def _substitutions(a: Analysis, b: Analysis) -> list[tuple[str, str]]:
 
 def _both_have_own(a: Counter[str] | frozenset[str], b: Counter[str] | frozenset[str]) -> bool:
     return bool(set(a) - set(b)) and bool(set(b) - set(a))
-
-
-def _without_synonym(
-    words: set[str],
-    candidates: set[str],
-    mine: Analysis,
-    theirs: Analysis,
-    similarity: WordSimilarity | None,
-) -> set[str]:
-    """Words of ``words`` with no synonym among ``candidates`` (the other side's own words)."""
-    if similarity is None:
-        return set(words)
-    left = set()
-    for w in words:
-        word = mine.surface.get(w, w)
-        best = max(
-            (similarity(word, theirs.surface.get(c, c)) or 0.0 for c in candidates),
-            default=0.0,
-        )
-        if best < SYNONYM_SIMILARITY:
-            left.add(w)
-    return left
 
 
 def _differs(what: str, a: Counter[str], b: Counter[str]) -> str:

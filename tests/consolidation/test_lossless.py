@@ -229,6 +229,26 @@ def test_durable_facts_are_never_proposed_and_small_talk_goes(
     assert all("small talk" in why for why in first.values())
 
 
+def test_a_fact_drawn_from_a_durable_turn_keeps_its_protection(
+    brain: mc.Brain, settings: mc.Settings
+) -> None:
+    def second_sentence(user: str, assistant: str) -> Extraction:
+        return Extraction(facts=[Fact("She is mad about horses.", "knowledge", 0.5)], extractor="t")
+
+    turn = ingest.Turn(
+        user="My daughter Lily's birthday is on March 14. She is mad about horses.",
+        assistant="",
+        scope="user",
+        scope_id="u1",
+        timestamp=T0,
+    )
+    accepted = ingest.accept_turn(brain, turn, now=T0)
+    ingest.ingest_turns(brain, [accepted.turn_id], second_sentence, now=T0)
+    for day in range(30, 730, 60):
+        dream(brain, settings, now=T0 + day * DAY)
+    assert pending(brain, settings, "prune") == []
+
+
 def test_decay_starts_when_a_trace_was_learnt_not_when_it_happened(
     brain: mc.Brain, settings: mc.Settings
 ) -> None:

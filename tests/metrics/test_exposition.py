@@ -11,7 +11,7 @@ from sqlalchemy import event
 
 import memory_core as mc
 from api import routes as api_routes
-from api import token_routes
+from api import proposal_routes, token_routes
 from api.app import UNMATCHED_ROUTE
 from memory_core.extraction.base import CATEGORIES
 from memory_core.metrics import (
@@ -203,6 +203,7 @@ def allowed_label_values(client: TestClient) -> dict[str, set[str]]:
         *client.app.routes,  # type: ignore[attr-defined]
         *api_routes.router.routes,
         *token_routes.router.routes,
+        *proposal_routes.router.routes,
     ]
     routes = {r.path for r in app_routes if getattr(r, "path", "")} | {UNMATCHED_ROUTE}
     return {
