@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from sqlalchemy import text
 
 import memory_core as mc
+from tests.fakes import FakeLLM
 
 
 @pytest.fixture(autouse=True)
@@ -79,3 +81,15 @@ def redis_url() -> Iterator[str]:
     yield REDIS_TEST_URL
     client.flushdb()
     client.close()
+
+
+@pytest.fixture
+def llm_server() -> Iterator[FakeLLM]:
+    """A fake chat-completions endpoint on loopback, answering from a script."""
+    fake = FakeLLM()
+    thread = threading.Thread(target=fake.server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    yield fake
+    fake.release.set()
+    fake.server.shutdown()
+    fake.server.server_close()

@@ -7,6 +7,7 @@ half-applies).  A dry run calls only ``plan``.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,11 +18,13 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import text
 
-from memory_core.consolidation.verify import WordSimilarity
+from memory_core.consolidation.verify import Verdict, WordSimilarity
 from memory_core.db import Brain
 from memory_core.embedders.base import Embedder
-from memory_core.errors import EmbedderError
+from memory_core.errors import EmbedderError, ExtractionError
 from memory_core.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -82,6 +85,34 @@ class EmbeddingWordSimilarity:
         return float(va @ vb)
 
 
+class LLMJudge:
+    """Asks the LLM whether a verified pair is one fact; its "no" wins, its failure is
+    ignored (the verifier's verdict stands), and after three failures it is not asked
+    again in this pass."""
+
+    MAX_FAILURES = 3
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._failures = 0
+
+    def __call__(self, older: str, newer: str, verdict: Verdict) -> Verdict:
+        if self._failures >= self.MAX_FAILURES:
+            return verdict
+        try:
+            same, reason = self._client.same_fact(older, newer)
+        except ExtractionError as e:
+            self._failures += 1
+            log.warning("duplicate judgement by LLM failed, keeping the verifier's: %s", e)
+            return verdict
+        if same:
+            return verdict
+        return Verdict(False, "llm", f"the LLM judged them different: {reason or 'no reason'}")
+
+    def close(self) -> None:
+        self._client.close()
+
+
 @dataclass
 class PassContext:
     """One pass: the brain, its settings, identity, clock and helpers."""
@@ -132,6 +163,22 @@ class PassContext:
     def word_similarity(self) -> WordSimilarity | None:
         """Word-to-word similarity from the embedder, for the merge verifier's synonyms."""
         return None if self.embedder is None else EmbeddingWordSimilarity(self.embedder)
+
+    @cached_property
+    def judge(self) -> LLMJudge | None:
+        """The LLM's second opinion on pairs the verifier passed, when one is configured
+        (never in a dry run, which calls nothing outside)."""
+        if not self.settings.llm_base_url or self.dry_run:
+            return None
+        from memory_core.extraction.llm import LLMExtractor
+
+        return LLMJudge(LLMExtractor.from_settings(self.settings))
+
+    def close(self) -> None:
+        """Release what the pass opened (the LLM client, if it was made)."""
+        judge = self.__dict__.get("judge")
+        if judge is not None:
+            judge.close()
 
     def forget_vectors(self) -> None:
         """Drop the cached vectors after a step deleted traces."""

@@ -157,6 +157,13 @@ def dream(
 
 
 def _run_steps(ctx: PassContext, report: DreamReport) -> None:
+    try:
+        _each_step(ctx, report)
+    finally:
+        ctx.close()
+
+
+def _each_step(ctx: PassContext, report: DreamReport) -> None:
     for name, step in STEPS:
         t0 = time.perf_counter()
         result = step(ctx)

@@ -234,6 +234,8 @@ def _judge(ctx: PassContext, older: dict[str, Any], newer: dict[str, Any]) -> Ve
     apart = abs(newer["occurred_at"] - older["occurred_at"]) >= DIFFERENT_EVENTS_S
     if verdict.duplicate and apart and _events(older) and _events(newer):
         return Verdict(False, "occurrence", "two episodes on different days: two events")
+    if verdict.duplicate and ctx.judge is not None:
+        return ctx.judge(older["content"], newer["content"], verdict)
     return verdict
 
 

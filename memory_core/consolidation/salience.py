@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory_core.consolidation.verify import FILLER, MONTHS, ROLES
+from memory_core.consolidation.verify import FILLER, MONTHS, ROLES, SPEAKER_LABEL
 
 # Durable kinds and the word patterns that show them (matched lower-cased).
 _DURABLE: dict[str, str] = {
@@ -139,9 +139,10 @@ class Salience:
 
 
 def _parts(text: str) -> tuple[str, str]:
-    """The user's and the assistant's part of a turn; the whole text as the user's otherwise."""
+    """The user's and the assistant's part of a turn, without the speakers' labels
+    ("User: Caroline: Thanks!" says "Thanks!"); the whole text as the user's otherwise."""
     if not _SPEAKER.match(text):
-        return text, ""
+        return SPEAKER_LABEL.sub("", text), ""
     user: list[str] = []
     assistant: list[str] = []
     current = user
@@ -149,7 +150,7 @@ def _parts(text: str) -> tuple[str, str]:
         match = _SPEAKER.match(chunk)
         if match:
             current = user if match.group(1).lower() == "user" else assistant
-        current.append(chunk[match.end() :] if match else chunk)
+        current.append(SPEAKER_LABEL.sub("", chunk[match.end() :] if match else chunk))
     return "\n".join(user), "\n".join(assistant)
 
 

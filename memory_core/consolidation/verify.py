@@ -224,12 +224,12 @@ class Analysis:
 
 
 # "User: ", "Assistant: ", "Melanie: " opening a paragraph: who speaks, not what is said.
-_SPEAKER_LABEL = re.compile(r"^(?:[A-Z][\w'-]*(?: [A-Z][\w'-]*)?: )+", re.MULTILINE)
+SPEAKER_LABEL = re.compile(r"^(?:[A-Z][\w'-]*(?: [A-Z][\w'-]*)?: )+", re.MULTILINE)
 
 
 def _tokens(text: str) -> list[_Token]:
     out: list[_Token] = []
-    for sentence in _SENTENCE.split(_SPEAKER_LABEL.sub("", text)):
+    for sentence in _SENTENCE.split(SPEAKER_LABEL.sub("", text)):
         raw = _TOKEN.findall(sentence.replace("’", "'"))
         prev: list[str] = []
         for k, tok in enumerate(raw):

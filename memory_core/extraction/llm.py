@@ -57,6 +57,14 @@ write the insight they share: one or two sentences that read on their own and \
 state only what the memories support. Answer with one JSON object and nothing \
 else: {"insight": "..."}"""
 
+SAME_FACT_PROMPT = """\
+You check an AI assistant's long-term memory for duplicates. Given two memories, \
+decide whether they state the same facts, so that one text could replace both. \
+They do not if any number, quantity, date, time, person, place, object or \
+polarity differs, or if either says something the other does not contradict but \
+also does not contain. Answer with one JSON object and nothing else: \
+{"same": true|false, "reason": "..."}"""
+
 _RETRY_STATUSES = frozenset({408, 429})
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _DEFAULT_IMPORTANCE = 0.5
@@ -163,6 +171,35 @@ class LLMExtractor:
         if not isinstance(insight, str) or not insight.strip():
             raise ExtractionError("LLM answered an empty insight")
         return insight.strip(), tokens
+
+    def same_fact(self, older: str, newer: str) -> tuple[bool, str]:
+        """Whether two memories state the same facts, and why, as the LLM judges.
+
+        Raises :class:`ExtractionError` when the endpoint fails or the answer is not
+        ``{"same": bool, "reason": str}``; the merge step then keeps its own verdict.
+        """
+        payload = {
+            "model": self.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": [
+                {"role": "system", "content": SAME_FACT_PROMPT},
+                {
+                    "role": "user",
+                    "content": json.dumps({"older": older[:4_000], "newer": newer[:4_000]}),
+                },
+            ],
+        }
+        body = self._post(payload)
+        try:
+            content = body["choices"][0]["message"]["content"]
+            answer = json.loads(_FENCE.sub(r"\1", content.strip()))
+            same, reason = answer["same"], answer.get("reason", "")
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            raise ExtractionError("LLM answered no usable duplicate judgement") from e
+        if not isinstance(same, bool) or not isinstance(reason, str):
+            raise ExtractionError("LLM's duplicate judgement is not {same: bool, reason: str}")
+        return same, reason.strip()[:300]
 
     def _post(self, payload: dict[str, Any]) -> Any:
         attempts = self.max_retries + 1

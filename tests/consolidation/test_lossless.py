@@ -27,6 +27,7 @@ from memory_core.embeddings import embed_missing, to_blob
 from memory_core.extraction.base import Extraction, Fact
 from memory_core.io import import_into
 from memory_core.undo import restore_trace
+from tests.conftest import brain_digest
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp()
 
@@ -54,12 +55,10 @@ def accept_everything(brain: mc.Brain, settings: mc.Settings, now: float) -> Non
 
 
 def undo_digest(brain: mc.Brain) -> str:
-    """Traces (every column), vectors, full-text entries and what the index finds."""
-    h = hashlib.sha256()
+    """Traces (every column, tags included), vectors, full-text entries, and what the
+    index finds for each trace's first word."""
+    h = hashlib.sha256(brain_digest(brain).encode())
     with brain.read() as conn:
-        for table in ("memory_traces", "trace_embeddings", "memory_traces_fts_docsize"):
-            for row in conn.execute(text(f"SELECT * FROM {table} ORDER BY 1, 2")):
-                h.update(repr(tuple(row)).encode())
         for (content,) in conn.execute(text("SELECT content FROM memory_traces ORDER BY seq")):
             word = content.split()[0].strip(".,!?'\"")
             found = conn.execute(
@@ -506,3 +505,66 @@ def test_restore_undeletes_one_trace_with_its_vector(brain: mc.Brain, stub: Stub
     assert undo_digest(brain) != before  # the version moved on: a restore is a change
     with pytest.raises(mc.Conflict):
         restore_trace(brain, t)
+
+
+# -- the LLM's second opinion ------------------------------------------------------------
+
+
+def _llm_settings(settings: mc.Settings, url: str) -> mc.Settings:
+    return settings.model_copy(
+        update={"llm_base_url": url, "llm_max_retries": 0, "llm_timeout_s": 2.0}
+    )
+
+
+def _near_pair(brain: mc.Brain, stub: StubEmbedder) -> tuple[str, str]:
+    a = add(brain, "Our cat Miso hates the vacuum cleaner.")
+    b = add(brain, "our cat miso hates the vacuum cleaner", at=T0 + DAY)
+    embed_missing(brain, stub)
+    return a, b
+
+
+def test_an_llm_that_judges_a_pair_different_keeps_it_apart(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder, llm_server: Any
+) -> None:
+    _near_pair(brain, stub)
+    llm_server.answer({"same": False, "reason": "one is about a different cat"})
+    s = _llm_settings(settings, llm_server.url)
+    merge = step(dream(brain, s, embedder=stub, now=T0 + 2 * DAY), "merge")
+    assert merge.counts["proposed"] == 0
+    [apart] = [i for i in merge.items if "kept_apart" in i]
+    assert apart["kind"] == "llm" and "different cat" in apart["why"]
+    assert len(llm_server.requests) == 1 and "Miso" in json_of(llm_server.requests[0])
+
+
+def json_of(request: dict[str, Any]) -> str:
+    return str(request["json"]["messages"][1]["content"])
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        (500, b"boom"),
+        (200, b"{not json"),
+        (200, {"choices": [{"message": {"content": '{"same": "maybe"}'}}]}),
+    ],
+)
+def test_a_failing_or_malformed_llm_leaves_the_verifiers_verdict(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder, llm_server: Any, reply: Any
+) -> None:
+    _near_pair(brain, stub)
+    llm_server.reply(*reply)
+    s = _llm_settings(settings, llm_server.url)
+    merge = step(dream(brain, s, embedder=stub, now=T0 + 2 * DAY), "merge")
+    assert merge.counts["proposed"] == 1
+
+
+def test_the_llm_is_not_asked_about_pairs_the_verifier_refused(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder, llm_server: Any
+) -> None:
+    add(brain, "I take 20 mg of lisinopril daily.", type="semantic")
+    add(brain, "I take 40 mg of lisinopril daily.", type="semantic", at=T0 + DAY)
+    embed_missing(brain, stub)
+    llm_server.answer({"same": True, "reason": "same drug"})
+    s = _llm_settings(settings, llm_server.url)
+    merge = step(dream(brain, s, embedder=stub, now=T0 + 2 * DAY), "merge")
+    assert merge.counts["proposed"] == 0 and llm_server.requests == []

@@ -10,8 +10,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import event
 
 import memory_core as mc
-from api import routes as api_routes
 from api import proposal_routes, token_routes
+from api import routes as api_routes
 from api.app import UNMATCHED_ROUTE
 from memory_core.extraction.base import CATEGORIES
 from memory_core.metrics import (
