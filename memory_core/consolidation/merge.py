@@ -38,9 +38,10 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, text
 
+from memory_core.consolidation.analysis import analyse
 from memory_core.consolidation.base import PassContext, StepResult, Vectors
 from memory_core.consolidation.neardup import Method, near_duplicate_pairs
-from memory_core.consolidation.verify import Verdict, analyse, merged_text, verify
+from memory_core.consolidation.verify import Verdict, merged_text, verify
 from memory_core.errors import Conflict, NotFound
 from memory_core.proposals import ProposalDraft, create_proposals, filter_new, pending_room
 from memory_core.trace_merge import merge_traces

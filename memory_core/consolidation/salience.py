@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memory_core.consolidation.verify import FILLER, MONTHS, ROLES, SPEAKER_LABEL
+from memory_core.consolidation.analysis import SPEAKER_LABEL
+from memory_core.consolidation.lexicon import FILLER, MONTHS, ROLES
 
 # Durable kinds and the word patterns that show them (matched lower-cased).
 _DURABLE: dict[str, str] = {
@@ -103,7 +104,7 @@ SMALLTALK = frozenset(
     congratulations appreciate appreciated means lot much how doing been going well fine
     alright hope hear meet again catch chat nice sweet lovely ace aww oh ah ugh hmm uh um
     huh sorry see speak ttyl cya brb gtg okay ok kk k hugs hug xoxo xx wish best keep
-    touch tomorrow tonight soon definitely absolutely course bet deal fair enough noted
+    touch soon definitely absolutely course bet deal fair enough noted
     got gotcha cool wonderful fab lush cute nice haha ha wooo woo yay hooray phew whew
     interesting wild crazy shame pity bummer oops thanks again message back reply help helps
     helped helpful useful works worked sorted enough proud support supportive supporting
@@ -170,7 +171,8 @@ def is_smalltalk(text: str, *, limit: int = MAX_SMALLTALK_WORDS) -> bool:
         if low in _NOT_SMALLTALK or word[:1].isupper():
             return False
         other += 1
-    return other <= SMALLTALK_OTHER_WORDS
+    # A question about something ("What got you into running?") asks for a fact.
+    return other <= SMALLTALK_OTHER_WORDS and not (other and "?" in text)
 
 
 def _vocative(text: str, name: str) -> bool:

@@ -248,6 +248,25 @@ def test_a_fact_drawn_from_a_durable_turn_keeps_its_protection(
     assert pending(brain, settings, "prune") == []
 
 
+def test_forgetting_a_turn_gives_the_next_one_the_turn_before_as_context(
+    brain: mc.Brain,
+) -> None:
+    """Pruned small talk does not cut an answer off from the question it answers."""
+    question, chat, answer = mc.add_traces(
+        brain,
+        [
+            mc.NewTrace("Ann: where did you get the sourdough starter?", stream="s"),
+            mc.NewTrace("Ben: haha nice", stream="s"),
+            mc.NewTrace("Ann: from the bakery on Elm Street", stream="s"),
+        ],
+    )
+    mc.delete_trace(brain, chat)
+    assert mc.get_trace(brain, answer).context == mc.get_trace(brain, question).content
+    assert answer in {h.trace.id for h in mc.search(brain, "sourdough starter").results}
+    restore_trace(brain, chat)
+    assert mc.get_trace(brain, answer).context == "Ben: haha nice"
+
+
 def test_decay_starts_when_a_trace_was_learnt_not_when_it_happened(
     brain: mc.Brain, settings: mc.Settings
 ) -> None:

@@ -11,6 +11,9 @@
 * ``undo_log``: the before-image of every trace a proposal or a pass changed
   (NULL for a trace it created), with the version it left, so the change can
   be reversed as a unit and refused when the trace changed since.
+* when a turn is deleted (a prune accepted), the turn after it in its stream
+  is indexed with the last turn still before it, rather than with nothing, so
+  forgetting small talk does not cut an answer off from its question.
 * ``proposals.versions`` (the traces' versions when proposed: a rejection
   holds until one of them changes), ``proposals.expires_at``.
 
@@ -35,6 +38,27 @@ _ARCHIVE = (
     "SELECT e.trace_id, e.model, new.content_hash, e.dim, e.vector, e.created_at "
     "FROM trace_embeddings AS e WHERE e.trace_id = new.id"
 )
+
+
+_FTS = "memory_traces_fts"
+_NEXT = "FROM memory_traces WHERE prev_seq = new.seq"
+_PREVIOUS_ACTIVE = (
+    "coalesce((SELECT p.content FROM memory_traces AS p WHERE p.stream = new.stream "
+    "AND p.seq < new.seq AND p.deleted = 0 ORDER BY p.seq DESC LIMIT 1), '')"
+)
+
+
+def _context_trigger(deleted_context: str) -> str:
+    return (
+        "CREATE TRIGGER traces_context_follows AFTER UPDATE OF content, deleted ON memory_traces "
+        "WHEN new.content IS NOT old.content OR new.deleted IS NOT old.deleted BEGIN "
+        f"INSERT INTO {_FTS}({_FTS}, rowid, content, tags, context) "
+        f"SELECT 'delete', seq, content, tags, context {_NEXT}; "
+        f"UPDATE memory_traces SET context = CASE WHEN new.deleted = 1 THEN {deleted_context} "
+        "ELSE new.content END WHERE prev_seq = new.seq; "
+        f"INSERT INTO {_FTS}(rowid, content, tags, context) SELECT seq, content, tags, context "
+        f"{_NEXT}; END"
+    )
 
 
 def upgrade() -> None:
@@ -63,6 +87,9 @@ def upgrade() -> None:
         "DELETE FROM trace_embeddings WHERE trace_id = new.id; END"
     )
 
+    op.execute("DROP TRIGGER traces_context_follows")
+    op.execute(_context_trigger(_PREVIOUS_ACTIVE))
+
     op.create_table(
         "undo_log",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -90,6 +117,8 @@ def downgrade() -> None:
     op.drop_index("ix_undo_trace", "undo_log")
     op.drop_index("ix_undo_unit", "undo_log")
     op.drop_table("undo_log")
+    op.execute("DROP TRIGGER traces_context_follows")
+    op.execute(_context_trigger("''"))
     op.execute("DROP TRIGGER traces_deleted_lose_vectors")
     op.execute(
         "CREATE TRIGGER traces_deleted_lose_vectors AFTER UPDATE OF deleted ON memory_traces "
