@@ -141,3 +141,52 @@ def test_every_proposals_command_and_option_has_help_text() -> None:
         for param in sub.params:
             if getattr(param, "param_type_name", "") == "option":
                 assert param.help, f"{sub.name} {param.name}"
+
+
+def _on_a_terminal(settings: mc.Settings, args: list[str], answer: bytes) -> tuple[int, str]:
+    """Run memctl with a pseudo-terminal as its standard input, answering a prompt."""
+    import pty
+    import select
+
+    controller, terminal = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
+    env["REVERIE_DATA_DIR"] = str(settings.data_dir)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memctl", "--brain", settings.brain_url, *args],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env=env,
+    )
+    os.close(terminal)
+    seen = b""
+    answered = False
+    while proc.poll() is None or select.select([controller], [], [], 0.1)[0]:
+        ready, _, _ = select.select([controller], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if not answered and b"[y/N]" in seen:
+            os.write(controller, answer)
+            answered = True
+    os.close(controller)
+    return proc.wait(timeout=60), seen.decode(errors="replace")
+
+
+def test_accept_all_asks_first_on_a_terminal_and_yes_skips_it(
+    brain: mc.Brain, settings: mc.Settings, digest: Digest
+) -> None:
+    a, b = mc.add_trace(brain, "one"), mc.add_trace(brain, "two")
+    p.create_proposals(brain, settings, [draft("prune", a), draft("prune", b)], None)
+    before = digest(brain)
+    code, shown = _on_a_terminal(settings, ["proposals", "accept", "--all"], b"n\n")
+    assert code == 1 and "Accept 2 proposal(s): 2 prune" in shown and "nothing accepted" in shown
+    assert digest(brain) == before and len(p.list_proposals(brain, settings)) == 2
+    code, shown = _on_a_terminal(settings, ["proposals", "accept", "--all", "--yes"], b"")
+    assert code == 0 and "[y/N]" not in shown
+    assert p.list_proposals(brain, settings) == []
