@@ -115,7 +115,12 @@ def _time(tok: _Token, nxt: _Token | None, prev: _Token | None) -> str | None:
         return f"month:{MONTHS[word]}"
     if word in RELATIVE_TIMES:
         return "rel:" + RELATIVE_TIMES[word]
+    if word in _PERIODS and prev is not None and prev.word in TIME_QUALIFIERS:
+        return "period:" + word  # "last month", "next week"
     return None
+
+
+_PERIODS = frozenset({"week", "month", "year", "weekend", "summer", "winter", "spring"})
 
 
 @lru_cache(maxsize=16_384)

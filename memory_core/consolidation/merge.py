@@ -38,7 +38,6 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, text
 
-from memory_core.consolidation.analysis import analyse
 from memory_core.consolidation.base import PassContext, StepResult, Vectors
 from memory_core.consolidation.neardup import Method, near_duplicate_pairs
 from memory_core.consolidation.verify import Verdict, merged_text, verify
@@ -251,11 +250,9 @@ def _cites(fact: dict[str, Any], other: dict[str, Any]) -> bool:
 
 
 def _events(fact: dict[str, Any]) -> bool:
-    """An episode that tells of one happening: a turn, or an episode naming a time of its own
-    ("I had a migraine again today"), as opposed to a standing fact stored as episodic."""
-    if fact["type"] != "episodic":
-        return False
-    return "turn" in json.loads(fact["tags"]) or bool(analyse(fact["content"]).times)
+    """An episode: something that happened at its own time (two on different days are
+    two happenings, however alike their words)."""
+    return bool(fact["type"] == "episodic")
 
 
 def _draft(

@@ -108,8 +108,10 @@ def test_a_changed_year_is_never_resolved_to_the_older(
 def test_a_verified_merge_keeps_every_detail_and_the_newer_survives_a_tie(
     brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
 ) -> None:
-    old = add(brain, "I've been learning Japanese for two years with a weekly tutor.")
-    new = add(brain, "I've been learning Japanese for two years.", at=T0 + DAY)
+    old = add(
+        brain, "I've been learning Japanese for two years with a weekly tutor.", type="semantic"
+    )
+    new = add(brain, "I've been learning Japanese for two years.", at=T0 + DAY, type="semantic")
     embed_missing(brain, stub)
     dream(brain, settings, embedder=stub, now=T0 + 2 * DAY)
     [prop] = pending(brain, settings, "merge")
@@ -413,10 +415,10 @@ def test_vectors_written_after_a_pass_are_compared_by_the_next(
     brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
 ) -> None:
     """Imported with an old date and embedded late: still compared once."""
-    add(brain, "Our cat Miso hates the vacuum cleaner.")
+    add(brain, "Our cat Miso hates the vacuum cleaner.", type="semantic")
     embed_missing(brain, stub)
     dream(brain, settings, embedder=stub, now=T0 + DAY)
-    late = add(brain, "our cat miso hates the vacuum cleaner", at=T0 - 900 * DAY)
+    late = add(brain, "our cat miso hates the vacuum cleaner", at=T0 - 900 * DAY, type="semantic")
     embed_missing(brain, stub)
     merge = step(dream(brain, settings, embedder=stub, now=T0 + 2 * DAY), "merge")
     assert merge.counts["proposed"] == 1
@@ -447,8 +449,19 @@ def test_pending_proposals_are_bounded_and_expire(brain: mc.Brain, settings: mc.
 def test_undo_of_accepted_proposals_restores_traces_vectors_index_and_tags(
     brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
 ) -> None:
-    add(brain, "I've been learning Japanese for two years with a tutor.", tags=["lang"])
-    add(brain, "I've been learning Japanese for two years.", at=T0 + DAY, tags=["study"])
+    add(
+        brain,
+        "I've been learning Japanese for two years with a tutor.",
+        tags=["lang"],
+        type="semantic",
+    )
+    add(
+        brain,
+        "I've been learning Japanese for two years.",
+        at=T0 + DAY,
+        tags=["study"],
+        type="semantic",
+    )
     add(brain, "haha ok", at=T0 + DAY)
     embed_missing(brain, stub)
     now = T0 + 40 * DAY
@@ -469,8 +482,8 @@ def test_undo_of_accepted_proposals_restores_traces_vectors_index_and_tags(
 def test_undo_is_refused_when_a_survivor_changed_since(
     brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
 ) -> None:
-    add(brain, "Dinner with Sam is at the Thai place.")
-    survivor = add(brain, "dinner with sam is at the thai place", at=T0 + DAY)
+    add(brain, "Dinner with Sam is at the Thai place.", type="semantic")
+    survivor = add(brain, "dinner with sam is at the thai place", at=T0 + DAY, type="semantic")
     embed_missing(brain, stub)
     dream(brain, settings, embedder=stub, now=T0 + 2 * DAY)
     [prop] = pending(brain, settings, "merge")
@@ -536,8 +549,8 @@ def _llm_settings(settings: mc.Settings, url: str) -> mc.Settings:
 
 
 def _near_pair(brain: mc.Brain, stub: StubEmbedder) -> tuple[str, str]:
-    a = add(brain, "Our cat Miso hates the vacuum cleaner.")
-    b = add(brain, "our cat miso hates the vacuum cleaner", at=T0 + DAY)
+    a = add(brain, "Our cat Miso hates the vacuum cleaner.", type="semantic")
+    b = add(brain, "our cat miso hates the vacuum cleaner", at=T0 + DAY, type="semantic")
     embed_missing(brain, stub)
     return a, b
 
