@@ -184,6 +184,23 @@ def begin_immediate(dbapi_conn: Any, timeout_ms: int) -> None:
         dbapi_conn.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
 
 
+def read_meta(conn: Connection, key: str) -> str | None:
+    """A value of the brain's own key-value table (``brain_meta``), or None."""
+    value = conn.execute(text("SELECT value FROM brain_meta WHERE key = :k"), {"k": key}).scalar()
+    return None if value is None else str(value)
+
+
+def write_meta(conn: Connection, key: str, value: str) -> None:
+    """Set a ``brain_meta`` value; ``conn`` must be in a write transaction."""
+    conn.execute(
+        text(
+            "INSERT INTO brain_meta (key, value) VALUES (:k, :v) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        ),
+        {"k": key, "v": value},
+    )
+
+
 def open_brain(settings: Settings, *, url: str | None = None, create: bool = True) -> Brain:
     """Open (and, with ``create``, create and migrate) the brain at ``url``.
 

@@ -231,3 +231,37 @@ def load_vectors(
         log.warning("skipped %d %s vectors whose dimension is not %s", bad, model, dim)
     matrix = from_blob(b"".join(blobs)).reshape(len(ids), dim or 0)
     return ids, matrix
+
+
+# -- the archive: vectors of deleted or rewritten traces, for restoring them --
+
+
+def archive_vectors(conn: Connection, trace_id: str, digest: str) -> None:
+    """Move the trace's vectors to the archive, keyed by the content they embed."""
+    conn.execute(
+        text(
+            "INSERT OR REPLACE INTO vector_archive "
+            "(trace_id, model, content_hash, dim, vector, created_at) "
+            "SELECT trace_id, model, :digest, dim, vector, created_at FROM trace_embeddings "
+            "WHERE trace_id = :id"
+        ),
+        {"id": trace_id, "digest": digest},
+    )
+    conn.execute(text("DELETE FROM trace_embeddings WHERE trace_id = :id"), {"id": trace_id})
+
+
+def unarchive_vectors(conn: Connection, trace_id: str, digest: str) -> int:
+    """Bring back the archived vectors of this trace's content; returns how many."""
+    moved = conn.execute(
+        text(
+            "INSERT OR IGNORE INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
+            "SELECT trace_id, model, dim, vector, created_at FROM vector_archive "
+            "WHERE trace_id = :id AND content_hash = :digest"
+        ),
+        {"id": trace_id, "digest": digest},
+    ).rowcount
+    conn.execute(
+        text("DELETE FROM vector_archive WHERE trace_id = :id AND content_hash = :digest"),
+        {"id": trace_id, "digest": digest},
+    )
+    return int(moved)

@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from memory_core.db import Brain
+from memory_core.embeddings import archive_vectors
 from memory_core.errors import Conflict, InvalidArgument, NotFound
 from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 
@@ -441,37 +442,6 @@ def rewrite_trace(
     fresh = fetch_trace(conn, old.id)
     assert fresh is not None
     return fresh
-
-
-def archive_vectors(conn: Connection, trace_id: str, digest: str) -> None:
-    """Move the trace's vectors to the archive, keyed by the content they embed."""
-    conn.execute(
-        text(
-            "INSERT OR REPLACE INTO vector_archive "
-            "(trace_id, model, content_hash, dim, vector, created_at) "
-            "SELECT trace_id, model, :digest, dim, vector, created_at FROM trace_embeddings "
-            "WHERE trace_id = :id"
-        ),
-        {"id": trace_id, "digest": digest},
-    )
-    conn.execute(text("DELETE FROM trace_embeddings WHERE trace_id = :id"), {"id": trace_id})
-
-
-def unarchive_vectors(conn: Connection, trace_id: str, digest: str) -> int:
-    """Bring back the archived vectors of this trace's content; returns how many."""
-    moved = conn.execute(
-        text(
-            "INSERT OR IGNORE INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
-            "SELECT trace_id, model, dim, vector, created_at FROM vector_archive "
-            "WHERE trace_id = :id AND content_hash = :digest"
-        ),
-        {"id": trace_id, "digest": digest},
-    ).rowcount
-    conn.execute(
-        text("DELETE FROM vector_archive WHERE trace_id = :id AND content_hash = :digest"),
-        {"id": trace_id, "digest": digest},
-    )
-    return int(moved)
 
 
 def soft_delete(conn: Connection, trace: Trace, reason: str, now: float) -> None:

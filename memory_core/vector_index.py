@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection, bindparam, text
 
-from memory_core.db import Brain
+from memory_core.db import Brain, write_meta
 from memory_core.errors import ChannelUnavailable
 
 log = logging.getLogger(__name__)
@@ -300,13 +300,7 @@ def prune_events(conn: Connection, keep: int = KEEP_EVENTS) -> int:
         return 0
     gone = conn.execute(text("DELETE FROM embedding_events WHERE id <= :f"), {"f": floor})
     if gone.rowcount:
-        conn.execute(
-            text(
-                "INSERT INTO brain_meta (key, value) VALUES (:k, :v) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-            ),
-            {"k": EVENTS_FLOOR_KEY, "v": str(floor)},
-        )
+        write_meta(conn, EVENTS_FLOOR_KEY, str(floor))
     return int(gone.rowcount)
 
 

@@ -41,11 +41,13 @@ from sqlalchemy import Connection, text
 from memory_core.consolidation.base import PassContext, StepResult, Vectors
 from memory_core.consolidation.neardup import Method, near_duplicate_pairs
 from memory_core.consolidation.verify import Verdict, merged_text, verify
+from memory_core.db import read_meta, write_meta
 from memory_core.errors import Conflict, NotFound
 from memory_core.proposals import ProposalDraft, create_proposals, filter_new, pending_room
 from memory_core.trace_merge import merge_traces
 from memory_core.traces import fetch_trace
 from memory_core.undo import changing
+from memory_core.vector_index import EVENTS_FLOOR_KEY
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +122,7 @@ def _near(ctx: PassContext, skip: set[str], result: MergePlan) -> None:
         return
     with ctx.brain.read() as conn:
         mark, fresh = _fresh_since_mark(conn, ctx.embedder_name)
-        carried = [tuple(p) for p in json.loads(_meta(conn, CARRY_KEY) or "[]")]
+        carried = [tuple(p) for p in json.loads(read_meta(conn, CARRY_KEY) or "[]")]
     result.mark = mark
     pairs = _candidates(ctx, vectors, fresh, skip, carried, result)
     if not pairs and fresh is not None:
@@ -187,7 +189,7 @@ def _candidates(
     ids = [vectors.ids[i] for i in rows]
     found: dict[tuple[str, str], float] = {}
     with ctx.brain.read() as conn:
-        backlog = set(json.loads(_meta(conn, BACKLOG_KEY) or "[]"))
+        backlog = set(json.loads(read_meta(conn, BACKLOG_KEY) or "[]"))
     backlog |= set(ids) if fresh is None else fresh
     pending = [t for t in ids if t in backlog]  # in the order the traces were stored
     slice_ = set(pending[: ctx.settings.dream_merge_slice])
@@ -288,31 +290,16 @@ def _facts(ctx: PassContext, ids: set[str]) -> dict[str, dict[str, Any]]:
     return {r.id: dict(r._mapping) for r in rows}
 
 
-def _meta(conn: Connection, key: str) -> str | None:
-    value = conn.execute(text("SELECT value FROM brain_meta WHERE key = :k"), {"k": key}).scalar()
-    return None if value is None else str(value)
-
-
-def _set_meta(conn: Connection, key: str, value: str) -> None:
-    conn.execute(
-        text(
-            "INSERT INTO brain_meta (key, value) VALUES (:k, :v) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-        ),
-        {"k": key, "v": value},
-    )
-
-
 def _fresh_since_mark(conn: Connection, model: str | None) -> tuple[int, set[str] | None]:
     """The newest vector event, and the traces whose vectors were written after the
     last pass's mark (None: compare everything -- first pass, or the log was trimmed
     past the mark)."""
     last = int(conn.execute(text("SELECT coalesce(max(id), 0) FROM embedding_events")).scalar_one())
-    raw = _meta(conn, MARK_KEY)
+    raw = read_meta(conn, MARK_KEY)
     if raw is None:
         return last, None
     mark = int(raw)
-    floor = _meta(conn, "embedding_events_floor")
+    floor = read_meta(conn, EVENTS_FLOOR_KEY)
     if floor is not None and int(floor) > mark:
         return last, None
     rows = conn.execute(
@@ -342,9 +329,9 @@ def apply(ctx: PassContext, merge_plan: MergePlan) -> tuple[list[dict[str, objec
                 continue  # changed since planned; the next pass sees it again
             merged.append({"survivor": result.survivor_id, "merged": result.deleted_ids})
         if merge_plan.mark is not None:
-            _set_meta(conn, MARK_KEY, str(merge_plan.mark))
-            _set_meta(conn, CARRY_KEY, json.dumps(merge_plan.carry))
-            _set_meta(conn, BACKLOG_KEY, json.dumps(merge_plan.backlog))
+            write_meta(conn, MARK_KEY, str(merge_plan.mark))
+            write_meta(conn, CARRY_KEY, json.dumps(merge_plan.carry))
+            write_meta(conn, BACKLOG_KEY, json.dumps(merge_plan.backlog))
     if merged:
         ctx.forget_vectors()
     proposals = create_proposals(ctx.brain, ctx.settings, merge_plan.near, ctx.pass_id, now=ctx.now)

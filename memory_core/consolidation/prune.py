@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sqlalchemy import text
@@ -76,6 +77,7 @@ def plan(ctx: PassContext) -> list[ProposalDraft]:
     with ctx.brain.read() as conn:
         rows = conn.execute(_ROWS).all()
     weak: list[tuple[float, ProposalDraft]] = []
+    by_id = {r.id: r for r in rows}
     for r in rows:
         since = max(float(r.learnt_at), float(r.last_accessed or 0.0))
         days = max(ctx.now - since, 0.0) / DAY
@@ -92,7 +94,7 @@ def plan(ctx: PassContext) -> list[ProposalDraft]:
         if float(r.strength) * math.exp(-days / (unit * shortest)) >= s.dream_prune_threshold:
             continue
         h = horizon(r.content, r.type, json.loads(r.tags), float(r.importance), s)
-        if h.factor is None or _drawn_from_durable(ctx, r.sources, s):
+        if h.factor is None or _drawn_from_durable(r.sources, by_id, s):
             continue
         effective = float(r.strength) * math.exp(-days / (unit * h.factor))
         if effective >= s.dream_prune_threshold:
@@ -123,24 +125,19 @@ def plan(ctx: PassContext) -> list[ProposalDraft]:
     return drafts[:room]
 
 
-def _drawn_from_durable(ctx: PassContext, sources_json: str, s: Settings) -> bool:
-    """Whether a trace was drawn from one that decay may not forget (a fact of a turn
-    that states a birthday keeps its protection, even if its own sentence lost the cue)."""
-    cited = [x["trace"] for x in json.loads(sources_json) if isinstance(x, dict) and "trace" in x]
-    if not cited:
-        return False
-    with ctx.brain.read() as conn:
-        rows = conn.execute(
-            text(
-                "SELECT content, type, tags, importance FROM memory_traces "
-                "WHERE id IN (SELECT value FROM json_each(:ids))"
-            ),
-            {"ids": json.dumps(cited)},
-        ).all()
-    return any(
-        horizon(r.content, r.type, json.loads(r.tags), float(r.importance), s).factor is None
-        for r in rows
-    )
+def _drawn_from_durable(sources_json: str, active: dict[str, Any], s: Settings) -> bool:
+    """Whether a trace was drawn from an active one that decay may not forget (a fact of
+    a turn that states a birthday keeps its protection, even if its own sentence lost
+    the cue).  ``active`` holds the rows the plan already read."""
+    for source in json.loads(sources_json):
+        cited = source.get("trace") if isinstance(source, dict) else None
+        row = active.get(cited) if isinstance(cited, str) else None
+        if row is not None and (
+            horizon(row.content, row.type, json.loads(row.tags), float(row.importance), s).factor
+            is None
+        ):
+            return True
+    return False
 
 
 def apply(ctx: PassContext, drafts: list[ProposalDraft]) -> list[str]:

@@ -128,20 +128,8 @@ class LLMExtractor:
 
     def extract(self, user: str, assistant: str) -> Extraction:
         """The facts the model finds in the exchange, validated against the schema."""
-        payload = {
-            "model": self.model,
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-            "messages": [
-                {"role": "system", "content": SYSTEM_PROMPT},
-                {
-                    "role": "user",
-                    "content": f"User: {user[:_MAX_INPUT_CHARS]}\n\n"
-                    f"Assistant: {assistant[:_MAX_INPUT_CHARS]}",
-                },
-            ],
-        }
-        body = self._post(payload)
+        exchange = f"User: {user[:_MAX_INPUT_CHARS]}\n\nAssistant: {assistant[:_MAX_INPUT_CHARS]}"
+        body = self._post(self._payload(SYSTEM_PROMPT, exchange))
         facts, tokens = parse_completion(body)
         return Extraction(facts=facts, extractor=self.name, tokens=tokens)
 
@@ -152,21 +140,11 @@ class LLMExtractor:
         :meth:`extract` so the caller can fall back to an extractive summary.
         """
         listing = "\n".join(f"- {m[:2_000]}" for m in memories[:20])
-        payload = {
-            "model": self.model,
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-            "messages": [
-                {"role": "system", "content": INSIGHT_PROMPT},
-                {"role": "user", "content": listing[:_MAX_INPUT_CHARS]},
-            ],
-        }
-        body = self._post(payload)
+        body = self._post(self._payload(INSIGHT_PROMPT, listing[:_MAX_INPUT_CHARS]))
         try:
-            content = body["choices"][0]["message"]["content"]
-            insight = json.loads(_FENCE.sub(r"\1", content.strip()))["insight"]
+            insight = self._answer(body)["insight"]
             tokens = int((body.get("usage") or {}).get("total_tokens") or 0)
-        except (KeyError, IndexError, TypeError, ValueError) as e:
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
             raise ExtractionError("LLM answered no usable insight") from e
         if not isinstance(insight, str) or not insight.strip():
             raise ExtractionError("LLM answered an empty insight")
@@ -178,28 +156,34 @@ class LLMExtractor:
         Raises :class:`ExtractionError` when the endpoint fails or the answer is not
         ``{"same": bool, "reason": str}``; the merge step then keeps its own verdict.
         """
-        payload = {
-            "model": self.model,
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-            "messages": [
-                {"role": "system", "content": SAME_FACT_PROMPT},
-                {
-                    "role": "user",
-                    "content": json.dumps({"older": older[:4_000], "newer": newer[:4_000]}),
-                },
-            ],
-        }
-        body = self._post(payload)
+        pair = json.dumps({"older": older[:4_000], "newer": newer[:4_000]})
+        body = self._post(self._payload(SAME_FACT_PROMPT, pair))
         try:
-            content = body["choices"][0]["message"]["content"]
-            answer = json.loads(_FENCE.sub(r"\1", content.strip()))
+            answer = self._answer(body)
             same, reason = answer["same"], answer.get("reason", "")
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
             raise ExtractionError("LLM answered no usable duplicate judgement") from e
         if not isinstance(same, bool) or not isinstance(reason, str):
             raise ExtractionError("LLM's duplicate judgement is not {same: bool, reason: str}")
         return same, reason.strip()[:300]
+
+    def _payload(self, system: str, user: str) -> dict[str, Any]:
+        """A deterministic chat request asking for one JSON object."""
+        return {
+            "model": self.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": user},
+            ],
+        }
+
+    @staticmethod
+    def _answer(body: Any) -> Any:
+        """The JSON object the model answered (a fenced block allowed)."""
+        content = body["choices"][0]["message"]["content"]
+        return json.loads(_FENCE.sub(r"\1", content.strip()))
 
     def _post(self, payload: dict[str, Any]) -> Any:
         attempts = self.max_retries + 1
