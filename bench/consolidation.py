@@ -218,6 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--parts", default="pairs,life,retention")
     parser.add_argument("--days", type=int, default=60, help="retention: days of daily passes")
     parser.add_argument("--conversations", default=None, help="retention: e.g. 26,30")
+    parser.add_argument("--repeats", type=int, default=1, help="retention: builds of each")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -232,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bench.consolidation_retention import run_retention
 
         stems = args.conversations.split(",") if args.conversations else None
-        results["retention"] = run_retention(days=args.days, stems=stems)
+        results["retention"] = run_retention(days=args.days, stems=stems, repeats=args.repeats)
     print(report(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, default=float) + "\n")

@@ -287,7 +287,7 @@ def _write_turn(
         type="episodic",
         scope=scope,
         scope_id=scope_id,
-        tags=["turn"],
+        tags=[TURN_TAG],
         metadata=metadata,
         sources=[{"turn": turn_id}],
         occurred_at=occurred,
@@ -320,6 +320,9 @@ def turn_stream(scope: str, scope_id: str | None, conversation_id: str | None) -
     """The stream of a conversation's turns: scope, scope id and conversation id."""
     stream = f"{scope}:{scope_id or ''}"
     return f"{stream}:{conversation_id}" if conversation_id else stream
+
+
+TURN_TAG = "turn"  # the tag of a verbatim turn's episode
 
 
 def episode_text(user: str, assistant: str) -> str:

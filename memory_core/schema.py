@@ -122,6 +122,23 @@ vector_archive = Table(
     Column("created_at", Float, nullable=False),
 )
 
+# What a pass judged of a trace's text (the phatic judgement's probability),
+# under the content hash it judged: made once per text.
+trace_judgements = Table(
+    "trace_judgements",
+    metadata,
+    Column(
+        "trace_id",
+        Text,
+        ForeignKey("memory_traces.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("judge", Text, primary_key=True),
+    Column("content_hash", Text, nullable=False),
+    Column("value", Float, nullable=False),
+    Column("judged_at", Float, nullable=False),
+)
+
 # The before-image of each trace a proposal or a pass changed (NULL: created
 # by it) and the version it left, so the unit can be undone.
 undo_log = Table(

@@ -275,6 +275,12 @@ class Settings(BaseSettings):
         description="Decay horizon of greetings, thanks and small talk, against an ordinary "
         "trace's 1: below 1 they go first.",
     )
+    dream_phatic_max: int = Field(
+        2_000,
+        ge=0,
+        description="Turns a pass asks the phatic judgement about at most (each is judged "
+        "once; the rest wait for the next pass); 0 turns it off.",
+    )
     dream_episode_horizon: float = Field(
         8.0,
         gt=0,

@@ -43,6 +43,7 @@ from memory_core.consolidation.neardup import Method, near_duplicate_pairs
 from memory_core.consolidation.verify import Verdict, merged_text, verify
 from memory_core.db import read_meta, write_meta
 from memory_core.errors import Conflict, NotFound
+from memory_core.ingest import TURN_TAG
 from memory_core.proposals import ProposalDraft, create_proposals, filter_new, pending_room
 from memory_core.trace_merge import merge_traces
 from memory_core.traces import fetch_trace
@@ -242,7 +243,7 @@ def _judge(ctx: PassContext, older: dict[str, Any], newer: dict[str, Any]) -> Ve
 
 
 def _is_turn(fact: dict[str, Any]) -> bool:
-    return "turn" in json.loads(fact["tags"])
+    return TURN_TAG in json.loads(fact["tags"])
 
 
 def _cites(fact: dict[str, Any], other: dict[str, Any]) -> bool:

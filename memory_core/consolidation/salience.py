@@ -42,8 +42,9 @@ _DURABLE: dict[str, str] = {
     ),
     "health": (
         r"allerg|diagnos|medicat|medicine|prescri|\b\d+(?:\.\d+)? ?(?:mg|mcg|ml|iu)\b|"
-        r"\bdose\b|\bdosage\b|blood (?:type|pressure|test|sugar)|\b[abo]{1,2} ?(?:neg|pos)|"
-        r"asthma|diabet|epilep|cancer|tumou?r|surgery|operation|injur|fractur|sprain|"
+        r"\bdose\b|\bdosage\b|blood (?:type|pressure|test|sugar)|"
+        r"\b(?:ab|[abo])(?: ?(?:neg|pos)\b|[+-](?!\w))|"
+        r"asthma|diabet|epilep|cancer|tumou?r|surgery|\boperation|injur|fractur|sprain|"
         r"chronic|disorder|syndrome|therap|\bphysio|\bgp\b|doctor|\bdr\.? |hospital|clinic|"
         r"inhaler|insulin|pregnan|migraine|thyroid|depress|anxiety|adhd|autis|intoleran|"
         r"coeliac|celiac|epipen|vaccin|\bpills?\b|tablets?\b|\bsymptom|\bhearing aid|"
@@ -208,12 +209,7 @@ def salience(text: str) -> Salience:
         if found is not None:
             return Salience(kind, found.group(0).strip(), smalltalk=False)
     user, assistant = _parts(text)
-    quiet_reply = not assistant.strip() or (
-        is_smalltalk(assistant, limit=MAX_SMALLTALK_REPLY_WORDS)
-        or (len(_WORD.findall(assistant.lower())) <= MAX_SMALLTALK_REPLY_WORDS
-            and not re.search(r"\d", assistant))
-    )  # fmt: skip
-    if bool(user.strip()) and is_smalltalk(user) and quiet_reply:
+    if bool(user.strip()) and is_smalltalk(user) and _quiet(assistant):
         return Salience(None, None, smalltalk=True)
     name = _named(user)
     if name is not None:
@@ -223,6 +219,70 @@ def salience(text: str) -> Salience:
         return Salience("emphasis", shout.group(0), smalltalk=False)
     return Salience(None, None, smalltalk=False)
 
+
+def _quiet(assistant: str) -> bool:
+    """Whether the assistant's part of a turn adds nothing: none, small talk, or a short
+    line without numbers."""
+    return not assistant.strip() or (
+        is_smalltalk(assistant, limit=MAX_SMALLTALK_REPLY_WORDS)
+        or (len(_WORD.findall(assistant.lower())) <= MAX_SMALLTALK_REPLY_WORDS
+            and not re.search(r"\d", assistant))
+    )  # fmt: skip
+
+
+def may_be_phatic(text: str, previous: str | None = None) -> bool:
+    """Whether a turn is one the phatic judgement may be asked about: ordinary to the word
+    rules (no durable cue, no name, not already small talk), without a number, at most
+    ``MAX_PHATIC_WORDS`` words from the user, a quiet assistant, no sentence in which
+    the speaker tells of themselves beyond a social formula ("I'm lucky to have people
+    who are always there for me" is about the speaker; "I appreciate it" is not), and
+    not the reply to a question about something (``previous``, the turn before it in
+    its conversation, asking "What genre is it?" makes "A mix of drama and romance!"
+    an answer; "How's it going?" asks nothing)."""
+    if previous is not None and asks_something(previous):
+        return False
+    found = salience(text)
+    if found.durable is not None or found.smalltalk or re.search(r"\d", text):
+        return False
+    user, assistant = _parts(text)
+    if not user.strip() or len(_WORD.findall(user.lower())) > MAX_PHATIC_WORDS:
+        return False
+    return _quiet(assistant) and not any(_of_self(s) for s in sentences(user))
+
+
+def asks_something(text: str) -> bool:
+    """Whether a turn asks a question that is not small talk."""
+    return any(s.endswith("?") and not is_smalltalk(s) for s in sentences(text))
+
+
+def _of_self(sentence: str) -> bool:
+    low = sentence.lower().replace("’", "'")
+    return bool(_SELF.search(low)) and not _SOCIAL.search(low) and not is_smalltalk(sentence)
+
+
+def sentences(text: str) -> list[str]:
+    """A turn's sentences without the speakers' labels ("User: Gina: Thanks!" says
+    "Thanks!"), a shared photo's caption one of its own; the whole text when it has none."""
+    bare = SPEAKER_LABEL.sub("", _SPEAKER.sub("", text))
+    found = [s.strip() for s in _SENTENCE.split(bare) if s and s.strip(" .")]
+    return found or [bare.strip()]
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|\s*\[shares a photo:\s*|\]")
+# The speaker as the subject or owner: "I ...", "my ...".
+_SELF = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|mine)\b")
+# What a speaker says of themselves only to be sociable.
+_SOCIAL = re.compile(
+    r"thank|appreciat|\bglad\b|\bagree|\bi hope\b|\bi bet\b|\bi know\b|can'?t wait|"
+    r"cannot wait|\bi'?m (?:so |really |very )?(?:happy|proud|excited|thrilled|sorry) for you\b|"
+    r"\bproud of you\b|\bmiss (?:you|u|ya)\b|\blove (?:you|u|ya)\b|\bi'?m (?:always )?here\b|"
+    r"\btalk|\bchat|catch up|see you|hear from|to hear|let me know|keep me posted|"
+    r"\bi (?:feel you|get it|understand|see|mean|guess|think so|wish you)\b|\bme too\b|"
+    r"\bsame here\b|\bi'?m sure\b|\btell me\b|\bwish me\b"
+)
+
+
+MAX_PHATIC_WORDS = 80
 
 # Words in capitals, two or more: news told with emphasis ("I GOT THE JOB").
 _EMPHASIS = re.compile(r"\b[A-Z]{2,}\b[\s,.!]+\b[A-Z]{2,}\b")
