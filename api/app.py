@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
 from prometheus_client import REGISTRY, CollectorRegistry
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -22,6 +23,7 @@ from api import errors, proposal_routes, routes, token_routes
 from api.auth import is_loopback
 from api.limits import BodyLimit
 from api.mcp_http import mount as mount_mcp
+from api.site import SiteGuard
 from memory_core.group_commit import TurnBatcher
 from memory_core.metrics import HTTP_METHODS, OTHER, BrainCollector, get_metrics, metrics_for
 from workers import Workers
@@ -54,6 +56,18 @@ def create_app(settings: mc.Settings, workers: Workers, *, host: str | None = No
     app.include_router(token_routes.router)
     app.include_router(proposal_routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
+    if settings.api_cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.api_cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+        )
+    app.add_middleware(
+        SiteGuard,
+        loopback=app.state.open_allowed,
+        origins=frozenset(settings.api_cors_origins),
+    )
     app.state.metrics = metrics_for(settings)
     app.state.metrics_registry = None  # GET /metrics answers 501 while metrics are off
     if app.state.metrics is not None:

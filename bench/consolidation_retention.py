@@ -158,7 +158,7 @@ def _active(brain: mc.Brain) -> int:
 def _served(settings: mc.Settings) -> tuple[Any, TestClient]:
     """The embedded default for these settings: in-process workers and the API over them."""
     workers = start_embedded(settings)
-    return workers, TestClient(create_app(settings, workers))
+    return workers, TestClient(create_app(settings, workers), base_url="http://127.0.0.1:8420")
 
 
 def run_conversation(

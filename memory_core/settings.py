@@ -103,6 +103,11 @@ class Settings(BaseSettings):
     # -- api ----------------------------------------------------------------
     api_host: str = Field("127.0.0.1", description="Address the API binds.")
     api_port: int = Field(8420, ge=1, le=65_535, description="Port the API binds.")
+    api_cors_origins: list[str] = Field(
+        default_factory=list,
+        description='Browser origins (a JSON list, e.g. ["https://app.example"]) that may '
+        "call the API across sites; any other Origin is refused.",
+    )
     api_max_body_bytes: int = Field(
         1_048_576, ge=1_024, description="Larger request bodies are refused with 413."
     )

@@ -93,3 +93,7 @@ def llm_server() -> Iterator[FakeLLM]:
     fake.release.set()
     fake.server.shutdown()
     fake.server.server_close()
+
+
+# Where test clients address the API: a loopback name, as a local agent would.
+LOCAL = "http://127.0.0.1:8420"

@@ -251,8 +251,26 @@ def may_be_phatic(text: str, previous: str | None = None) -> bool:
 
 
 def asks_something(text: str) -> bool:
-    """Whether a turn asks a question that is not small talk."""
-    return any(s.endswith("?") and not is_smalltalk(s) for s in sentences(text))
+    """Whether a turn asks a question that is not small talk ("What's it about?" asks
+    something; "How's it going?" and "What about you?" do not)."""
+    return any(
+        s.endswith("?") and not _SMALLTALK_QUESTION.search(s.lower().replace("’", "'"))
+        for s in sentences(text)
+    )
+
+
+# Questions that ask after the other person or the conversation, not about a thing.
+_SMALLTALK_QUESTION = re.compile(
+    r"^\W*(?:(?:hey|hi|hello|oh|wow|so|and|thanks|ok|okay|yeah)\W+)?(?:[a-z]+[,!]\s*)?(?:"
+    r"how(?:'s| is| are| have| has| was| were)? (?:you|ya|u|it|things|everything|life|"
+    r"your (?:day|week|weekend|evening|morning))\b(?: (?:been|going|doing|goin|holding up|"
+    r"treating you))?(?: lately| today| these days| recently)?|"
+    r"how (?:have|has) (?:you|things|life) been(?: lately)?|how about you|what about you|"
+    r"and you|you\??|what'?s (?:up|new|happening|going on|been up)(?: with you)?(?: lately)?|"
+    r"anything new(?: with you)?|right|isn'?t it|don'?t you think|you know|ya know|"
+    r"really|seriously|how come|why not|who knows|what do you think|you too"
+    r")(?: since (?:we )?(?:last )?(?:talked|chatted|spoke|time))?\W*$"
+)
 
 
 def _of_self(sentence: str) -> bool:
@@ -270,7 +288,7 @@ def sentences(text: str) -> list[str]:
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|\s*\[shares a photo:\s*|\]")
 # The speaker as the subject or owner: "I ...", "my ...".
-_SELF = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|mine)\b")
+_SELF = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|mine|me|myself)\b")
 # What a speaker says of themselves only to be sociable.
 _SOCIAL = re.compile(
     r"thank|appreciat|\bglad\b|\bagree|\bi hope\b|\bi bet\b|\bi know\b|can'?t wait|"
@@ -278,7 +296,10 @@ _SOCIAL = re.compile(
     r"\bproud of you\b|\bmiss (?:you|u|ya)\b|\blove (?:you|u|ya)\b|\bi'?m (?:always )?here\b|"
     r"\btalk|\bchat|catch up|see you|hear from|to hear|let me know|keep me posted|"
     r"\bi (?:feel you|get it|understand|see|mean|guess|think so|wish you)\b|\bme too\b|"
-    r"\bsame here\b|\bi'?m sure\b|\btell me\b|\bwish me\b"
+    r"\bsame here\b|\bi'?m sure\b|\btell me\b|\bwish me\b|"
+    r"\bmeans? (?:a lot|so much|the world|everything|a great deal)\b|\b(?:inspires?|motivates?|"
+    r"encourages?) me\b|\bmade my day\b|\bcheering me\b|\bby my side\b|\bgot my back\b|"
+    r"\bhave my back\b|\bbelieving in me\b|\bbelieve in me\b|\bfaith in me\b"
 )
 
 

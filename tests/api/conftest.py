@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import uvicorn
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 import memory_core as mc
 from api.app import create_app
+from tests.conftest import LOCAL
 from workers import Workers, start_embedded
 
 
@@ -32,5 +39,29 @@ def workers(api_settings: mc.Settings) -> Iterator[Workers]:
 
 @pytest.fixture
 def client(api_settings: mc.Settings, workers: Workers) -> Iterator[TestClient]:
-    with TestClient(create_app(api_settings, workers)) as c:
+    with TestClient(create_app(api_settings, workers), base_url=LOCAL) as c:
         yield c
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serving(app: FastAPI) -> Iterator[str]:
+    """``app`` under a real uvicorn server on a free loopback port; its base URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)

@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 import memory_core as mc
 from api.app import create_app
 from memory_core import auth, proposals
+from tests.conftest import LOCAL
 from workers import Workers
 
 CAPS = ("read", "write", "delete", "dream", "admin")
@@ -31,7 +32,7 @@ class World:
 
 @pytest.fixture
 def world(api_settings: mc.Settings, workers: Workers) -> Iterator[World]:
-    with TestClient(create_app(api_settings, workers)) as client:
+    with TestClient(create_app(api_settings, workers), base_url=LOCAL) as client:
         brain = client.app.state.brain  # type: ignore[attr-defined]
         tokens = {c: auth.create_token(brain, c, [c])[1] for c in CAPS}
         tokens["write+delete"] = auth.create_token(brain, "write-delete", ["write", "delete"])[1]

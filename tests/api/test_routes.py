@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 import memory_core as mc
+from tests.conftest import LOCAL
 from workers import Workers
 
 TURN = {
@@ -233,7 +234,7 @@ def test_readyz_reports_a_broker_that_is_down(api_settings: mc.Settings) -> None
     from workers import setup
 
     settings = api_settings.model_copy(update={"redis_url": "redis://127.0.0.1:1/0"})
-    with TestClient(create_app(settings, setup(settings))) as c:
+    with TestClient(create_app(settings, setup(settings)), base_url=LOCAL) as c:
         r = c.get("/readyz")
         assert r.status_code == 503 and r.json()["checks"]["broker"].startswith("unreachable")
         # The turn is still accepted and kept: reconcile enqueues it later.

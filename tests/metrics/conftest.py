@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 
 import memory_core as mc
 from api.app import create_app
+from tests.conftest import LOCAL
 from workers import Workers, start_embedded
 
 
@@ -32,5 +33,5 @@ def workers(api_settings: mc.Settings) -> Iterator[Workers]:
 
 @pytest.fixture
 def client(api_settings: mc.Settings, workers: Workers) -> Iterator[TestClient]:
-    with TestClient(create_app(api_settings, workers)) as c:
+    with TestClient(create_app(api_settings, workers), base_url=LOCAL) as c:
         yield c

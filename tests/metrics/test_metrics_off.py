@@ -12,6 +12,7 @@ import memory_core as mc
 from api.app import create_app
 from scheduler import build_scheduler
 from scheduler.service import _serve_metrics
+from tests.conftest import LOCAL
 from workers import setup, start_embedded
 from workers.broker import Exporter, build_broker
 
@@ -55,7 +56,7 @@ def test_with_metrics_off_the_api_serves_none_and_nothing_is_counted(tmp_path: P
     try:
         assert not [m for m in workers.broker.middleware if isinstance(m, Exporter)]
         before = fed_values()
-        with TestClient(create_app(settings, workers)) as client:
+        with TestClient(create_app(settings, workers), base_url=LOCAL) as client:
             for i in range(3):
                 r = client.post(
                     "/v1/turns",

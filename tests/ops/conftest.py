@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import memory_core as mc
 from api.app import create_app
+from tests.conftest import LOCAL
 from workers import start_embedded
 
 OPS = Path(__file__).resolve().parents[2] / "ops"
@@ -155,7 +156,7 @@ def exposed_names(tmp_path: Path) -> Iterator[set[str]]:
     )
     workers = start_embedded(settings, threads=1)
     try:
-        with TestClient(create_app(settings, workers)) as client:
+        with TestClient(create_app(settings, workers), base_url=LOCAL) as client:
             text = client.get("/metrics").text
     finally:
         workers.stop()
