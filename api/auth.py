@@ -10,7 +10,7 @@ never does, and refuses to start without a token.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from fastapi import Request
 
@@ -38,15 +38,30 @@ def check_bind(brain: mc.Brain, host: str) -> None:
         )
 
 
+# The headers by which a request names the scope ids it acts for.
+SCOPE_HEADERS = {
+    "user": "x-reverie-user",
+    "thread": "x-reverie-thread",
+    "persona": "x-reverie-persona",
+    "organization": "x-reverie-organization",
+}
+
+
+def scope_ids(headers: Mapping[str, str]) -> dict[str, str]:
+    """The scope ids a request names in its X-Reverie-* headers."""
+    return {scope: v for scope, name in SCOPE_HEADERS.items() if (v := headers.get(name))}
+
+
 def identity(request: Request) -> mc.Identity:
-    """The caller of this request (computed once per request)."""
+    """The caller of this request (computed once per request): its token's identity, or
+    the open one, confined to the scope ids its X-Reverie-* headers name."""
     found: mc.Identity | None = getattr(request.state, "identity", None)
     if found is None:
         found = auth.identify(
             request.app.state.brain,
             request.headers.get("authorization"),
             open_allowed=request.app.state.open_allowed,
-        )
+        ).acting_as(scope_ids(request.headers).values())
         request.state.identity = found
     return found
 

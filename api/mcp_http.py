@@ -30,29 +30,19 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 import memory_core as mc
+from api.auth import scope_ids
 from api.mcp_server import CALLER, Caller, Memory, build_server
 from memory_core import auth, ingest
 
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
-SCOPE_HEADERS = {
-    "user": "x-reverie-user",
-    "thread": "x-reverie-thread",
-    "persona": "x-reverie-persona",
-    "organization": "x-reverie-organization",
-}
 # A server bound to loopback may run open: refuse requests a DNS-rebinding page could send.
 _LOOPBACK_ONLY = TransportSecuritySettings(
     enable_dns_rebinding_protection=True,
     allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
     allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
 )
-
-
-def scope_ids(headers: Headers) -> dict[str, str]:
-    """The scope ids a request names in its X-Reverie-* headers."""
-    return {scope: v for scope, name in SCOPE_HEADERS.items() if (v := headers.get(name))}
 
 
 class McpEndpoint:
@@ -82,13 +72,15 @@ class McpEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
+        named = scope_ids(headers)
         identify = partial(
             auth.identify,
             self.brain,
             headers.get("authorization"),
             open_allowed=self.open_allowed,
         )
-        identity = await anyio.to_thread.run_sync(identify)  # Unauthorized: 401 (api.errors)
+        # Unauthorized: 401, Forbidden: 403 (api.errors)
+        identity = (await anyio.to_thread.run_sync(identify)).acting_as(named.values())
         if self.manager is None:
             response = JSONResponse(
                 {"error": {"code": "unavailable", "message": "MCP is not running"}},
@@ -96,7 +88,7 @@ class McpEndpoint:
             )
             await response(scope, receive, send)
             return
-        token = CALLER.set(Caller(identity, scope_ids(headers)))
+        token = CALLER.set(Caller(identity, named))
         try:
             await self.manager.handle_request(scope, receive, send)
         finally:

@@ -76,7 +76,7 @@ def serve_stdio(
     from api.mcp_server import CALLER, Caller, Memory, accept_and_enqueue, build_server
     from workers import setup, start_embedded
 
-    caller = Caller(identity_for(brain, token), scope_ids)
+    caller = Caller(identity_for(brain, token).acting_as(scope_ids.values()), scope_ids)
     embedded = not settings.redis_url
     workers = start_embedded(settings) if embedded else setup(settings)
     try:

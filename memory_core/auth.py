@@ -11,7 +11,9 @@ it deletes the merged-away traces), ``dream`` (run a dream pass) and
 ``admin`` (everything, and managing tokens).  None implies another, except
 ``admin``.  An identity may be pinned to scope ids: it then sees and writes
 only traces of those scope ids, which memory_core's reads and writes enforce
-(``within=``), not only the adapters.
+(``within=``), not only the adapters.  A caller that names the scope ids it
+acts for (an agent's user, say) is confined to them the same way
+(:meth:`Identity.acting_as`), token or none.
 """
 
 from __future__ import annotations
@@ -81,6 +83,27 @@ class Identity:
                 f"not {scope_id!r}"
             )
         return scope_id
+
+    def acting_as(self, scope_ids: Iterable[str]) -> Identity:
+        """This identity confined to the scope ids a caller names as the one it acts for
+        (an agent's user, thread, persona or organization): it then sees and writes only
+        those, exactly as a token pinned to them would.  A pinned identity may name only
+        its own (:class:`Forbidden` otherwise); naming none changes nothing."""
+        named = frozenset(s for s in scope_ids if s)
+        if not named or named == self.scope_ids:
+            return self
+        for scope_id in named:
+            if len(scope_id) > MAX_SCOPE_ID_LENGTH:
+                raise InvalidArgument(f"scope id: longer than {MAX_SCOPE_ID_LENGTH} characters")
+        if self.scope_ids is not None and not named <= self.scope_ids:
+            foreign = ", ".join(sorted(named - self.scope_ids))
+            raise Forbidden(f"{self.name} may not act for scope ids {foreign}")
+        return Identity(
+            name=f"{self.name} as {', '.join(sorted(named))}",
+            capabilities=self.capabilities,
+            scope_ids=named,
+            token_id=self.token_id,
+        )
 
 
 # Whoever calls when no token is configured (loopback only) or through memctl.

@@ -20,7 +20,7 @@ from jsonschema import Draft202012Validator
 from memory_core import traces
 from memory_core.auth import DELETE, DREAM, OPEN, READ, WRITE, Identity
 from memory_core.db import Brain
-from memory_core.errors import InvalidArgument, NotEnabled, ReverieError
+from memory_core.errors import Forbidden, InvalidArgument, NotEnabled, ReverieError
 from memory_core.schema import SCOPES, TRACE_TYPES
 from memory_core.search import search as search_traces
 from memory_core.timeref import parse_time
@@ -150,13 +150,18 @@ class ToolContext:
 
     ``reflect`` runs a dream pass and answers its counts; None where passes
     are not available to this caller.  ``identity`` decides what the call may
-    do (:data:`TOOL_CAPABILITIES`) and which scope ids it sees and writes.
+    do (:data:`TOOL_CAPABILITIES`) and which scope ids it sees and writes:
+    confined to ``scope_ids`` when the call names any (see
+    :meth:`~memory_core.auth.Identity.acting_as`).
     """
 
     brain: Brain
     scope_ids: Mapping[str, str] = field(default_factory=dict)
     reflect: Callable[[], dict[str, Any]] | None = None
     identity: Identity = OPEN
+
+    def __post_init__(self) -> None:
+        self.identity = self.identity.acting_as(self.scope_ids.values())
 
 
 # What each tool needs of its caller's identity (memory_core.auth).
@@ -210,6 +215,11 @@ def call_tool(name: str, arguments: Any, context: ToolContext) -> dict[str, Any]
 
 def _add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     scope = args.get("scope", "user")
+    if ctx.scope_ids and scope not in ctx.scope_ids:
+        raise Forbidden(
+            f"a {scope} memory needs the {scope} id it belongs to, and this call names none "
+            f"(X-Reverie-{scope.title()} over HTTP, --{scope} for memctl mcp)"
+        )
     trace_id = traces.add_trace(
         ctx.brain,
         args["content"],

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import socket
 import sys
-import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -14,7 +11,6 @@ from typing import Any
 
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -22,15 +18,20 @@ from sqlalchemy import text
 
 import memory_core as mc
 from api.app import create_app
+from tests.api.conftest import serving
 from workers import Workers, start_embedded
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+# A raw MCP request over HTTP, and the Accept header the transport asks for.
+ADD = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "memory_add", "arguments": {"content": "Nobody may store this."}},
+}
+JSON_RPC = {"accept": "application/json, text/event-stream"}
 
 
 def headers_for(token: str | None, scope_ids: dict[str, str] | None) -> dict[str, str]:
@@ -68,18 +69,8 @@ def mcp_settings(tmp_path: Path) -> mc.Settings:
 def served(mcp_settings: mc.Settings) -> Iterator[Served]:
     workers = start_embedded(mcp_settings, threads=2)
     app = create_app(mcp_settings, workers)
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    yield Served(f"http://127.0.0.1:{port}/mcp", app.state.brain, mcp_settings, workers)
-    server.should_exit = True
-    thread.join(10)
+    with serving(app) as url:
+        yield Served(f"{url}/mcp", app.state.brain, mcp_settings, workers)
     workers.stop()
 
 

@@ -10,6 +10,7 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -18,6 +19,7 @@ import memory_core as mc
 from api.mcp_server import OWN_TOOL_CAPABILITIES
 from memory_core import auth, proposals
 from memory_core.tools import TOOL_CAPABILITIES
+from tests.mcp.conftest import ADD, JSON_RPC, headers_for
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 Unchanged = Callable[[mc.Brain], tuple[str, int]]
@@ -171,9 +173,13 @@ def test_pinned_tenants_cannot_read_search_change_or_merge_each_others_traces(
     kept = mc.get_trace(served.brain, theirs).to_dict()
     before = unchanged(served.brain)
 
+    # A token may not act for another tenant's user id: refused before any tool runs.
+    foreign = headers_for(tenants[who], {"user": other})
+    refused = httpx.post(served.url, json=ADD, headers={**foreign, **JSON_RPC}, timeout=10)
+    assert refused.status_code == 403 and other in refused.json()["error"]["message"]
+
     async def scenario() -> None:
-        # The other tenant's user id in the header changes nothing of what this token may do.
-        async with over_http(tenants[who], scope_ids={"user": other}) as client:
+        async with over_http(tenants[who], scope_ids={"user": who}) as client:
             found = await client.call_tool("memory_search", {"query": "key shed"})
             assert [r["id"] for r in found.structured_content["results"]] == [own]
             # The other's id answers exactly as an id nobody has: nothing to probe.
@@ -195,12 +201,10 @@ def test_pinned_tenants_cannot_read_search_change_or_merge_each_others_traces(
             assert read["error"]["code"] == merged["error"]["code"] == "not_found"
             assert (updated, deleted) == ({"updated": False}, {"deleted": False})
             assert resource["resource"].startswith("not_found")
-            for name, arguments in [
-                ("memory_post_turn", {"user": "hi", "assistant": "x", "scope_id": other}),
-                ("memory_add", {"content": "x"}),  # to X-Reverie-User: the other's id
-            ]:
-                result = await client.call_tool(name, arguments)
-                assert result.structured_content["error"]["code"] == "forbidden", name
+            posted = await client.call_tool(
+                "memory_post_turn", {"user": "hi", "assistant": "x", "scope_id": other}
+            )
+            assert posted.structured_content["error"]["code"] == "forbidden"
 
     anyio.run(scenario)
     served.quiet()

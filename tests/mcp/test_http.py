@@ -16,16 +16,10 @@ from mcp.shared.exceptions import MCPError
 import memory_core as mc
 from memory_core import auth, proposals
 from memory_core.tools import TOOL_SCHEMAS
+from tests.mcp.conftest import ADD, JSON_RPC
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 Unchanged = Callable[[mc.Brain], tuple[str, int]]
-ADD = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "tools/call",
-    "params": {"name": "memory_add", "arguments": {"content": "Nobody may store this."}},
-}
-JSON_RPC = {"accept": "application/json, text/event-stream"}
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

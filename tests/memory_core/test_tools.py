@@ -91,8 +91,10 @@ def test_add_defaults_to_episodic_user_and_uses_the_scope_s_own_id(ctx: mc.ToolC
     assert (t1.type, t1.scope, t1.scope_id) == ("episodic", "user", "u-1")
     t2 = mc.get_trace(ctx.brain, add(ctx, "in the thread", scope="thread"))
     assert (t2.scope, t2.scope_id) == ("thread", "t-9")
-    t3 = mc.get_trace(ctx.brain, add(ctx, "org wide", scope="organization"))
-    assert t3.scope_id is None
+    # No organization id named: refused, rather than stored for everyone to see.
+    refused = call(ctx, "memory_add", content="org wide", scope="organization")
+    assert refused["error"]["code"] == "forbidden"
+    assert "X-Reverie-Organization" in refused["error"]["message"]
 
 
 def test_added_trace_is_searchable_as_soon_as_the_call_returns(ctx: mc.ToolContext) -> None:
@@ -444,13 +446,18 @@ def test_search_filters_type_scope_and_tags(ctx: mc.ToolContext, library: dict[s
     assert ids(call(ctx, "memory_search", query=q, tags=["deploy", "nope"])) == []
 
 
-def test_scope_filter_uses_the_context_scope_id(brain: mc.Brain) -> None:
+def test_a_context_naming_a_user_sees_only_that_users_traces(brain: mc.Brain) -> None:
     mine = mc.ToolContext(brain, scope_ids={"user": "alice"})
     theirs = mc.ToolContext(brain, scope_ids={"user": "bob"})
     a = add(mine, "alice owns a bicycle")
-    add(theirs, "bob owns a bicycle")
+    b = add(theirs, "bob owns a bicycle")
     assert ids(call(mine, "memory_search", query="bicycle", scope="user")) == [a]
-    assert len(ids(call(mine, "memory_search", query="bicycle"))) == 2
+    assert ids(call(mine, "memory_search", query="bicycle")) == [a]
+    assert ids(call(theirs, "memory_search", query="bicycle")) == [b]
+    # The local operator, naming no one, sees both.
+    assert sorted(ids(call(mc.ToolContext(brain), "memory_search", query="bicycle"))) == sorted(
+        [a, b]
+    )
 
 
 def test_filters_apply_before_the_limit(ctx: mc.ToolContext) -> None:
