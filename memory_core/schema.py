@@ -78,15 +78,18 @@ memory_traces = Table(
     Index("ix_traces_occurred", "occurred_at"),
 )
 
+
+def _trace_key() -> Column[str]:
+    """A trace's id as (part of) the key of a table about it, gone with the trace."""
+    return Column(
+        "trace_id", Text, ForeignKey("memory_traces.id", ondelete="CASCADE"), primary_key=True
+    )
+
+
 trace_embeddings = Table(
     "trace_embeddings",
     metadata,
-    Column(
-        "trace_id",
-        Text,
-        ForeignKey("memory_traces.id", ondelete="CASCADE"),
-        primary_key=True,
-    ),
+    _trace_key(),
     Column("model", Text, primary_key=True),
     Column("dim", Integer, nullable=False),
     Column("vector", LargeBinary, nullable=False),
@@ -109,12 +112,7 @@ embedding_events = Table(
 vector_archive = Table(
     "vector_archive",
     metadata,
-    Column(
-        "trace_id",
-        Text,
-        ForeignKey("memory_traces.id", ondelete="CASCADE"),
-        primary_key=True,
-    ),
+    _trace_key(),
     Column("model", Text, primary_key=True),
     Column("content_hash", Text, primary_key=True),
     Column("dim", Integer, nullable=False),
@@ -127,12 +125,7 @@ vector_archive = Table(
 trace_judgements = Table(
     "trace_judgements",
     metadata,
-    Column(
-        "trace_id",
-        Text,
-        ForeignKey("memory_traces.id", ondelete="CASCADE"),
-        primary_key=True,
-    ),
+    _trace_key(),
     Column("judge", Text, primary_key=True),
     Column("content_hash", Text, nullable=False),
     Column("value", Float, nullable=False),

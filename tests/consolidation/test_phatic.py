@@ -92,6 +92,13 @@ def test_the_judgement_is_for_the_model_it_was_trained_on(tmp_path: Path) -> Non
     assert WEIGHTS.exists()
 
 
+def _brain(tmp_path: Path, embedder: str) -> tuple[mc.Brain, mc.Settings]:
+    settings = mc.load_settings(
+        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}", data_dir=tmp_path, embedder=embedder
+    )
+    return mc.open_brain(settings), settings
+
+
 def _post(brain: mc.Brain, settings: mc.Settings, texts: list[str]) -> dict[str, str]:
     """Each text as a turn through the write path; the episode's id of each."""
     extract = make_extract(settings)
@@ -128,10 +135,7 @@ def _proposed_within(brain: mc.Brain, settings: mc.Settings, days: int) -> set[s
 def test_warm_generic_turns_decay_as_small_talk_and_turns_with_content_do_not(
     tmp_path: Path,
 ) -> None:
-    settings = mc.load_settings(
-        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}", data_dir=tmp_path, embedder="minilm"
-    )
-    brain = mc.open_brain(settings)
+    brain, settings = _brain(tmp_path, "minilm")
     ids = _post(brain, settings, WARM + CONTENT)
     proposed = _proposed_within(brain, settings, 30)
     assert {ids[t] for t in WARM} <= proposed
@@ -141,10 +145,7 @@ def test_warm_generic_turns_decay_as_small_talk_and_turns_with_content_do_not(
 
 
 def test_without_the_model_a_warm_turn_decays_as_an_ordinary_one(tmp_path: Path) -> None:
-    settings = mc.load_settings(
-        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}", data_dir=tmp_path, embedder="stub"
-    )
-    brain = mc.open_brain(settings)
+    brain, settings = _brain(tmp_path, "stub")
     ids = _post(brain, settings, WARM)
     assert not {ids[t] for t in WARM} & _proposed_within(brain, settings, 30)
 
@@ -160,10 +161,7 @@ def _judgements(brain: mc.Brain) -> dict[str, float]:
 def test_each_turn_is_judged_once_until_its_text_changes_and_a_dry_run_keeps_nothing(
     tmp_path: Path,
 ) -> None:
-    settings = mc.load_settings(
-        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}", data_dir=tmp_path, embedder="minilm"
-    )
-    brain = mc.open_brain(settings)
+    brain, settings = _brain(tmp_path, "minilm")
     ids = _post(brain, settings, WARM[:2])
     embedder = make_embedder(settings)
     dream(brain, settings, embedder=embedder, dry_run=True, now=T0 + 20 * DAY)
