@@ -212,7 +212,10 @@ def tool_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
             content=[types.TextContent(text=text)], structured_content=result, is_error=True
         )
     if name == "memory_search":
-        rows = [f"{r['id']}\t{first_line(r['content'])}\t{r['score']}" for r in result["results"]]
+        rows = [
+            f"{r['id']}\t{r['occurred_at']}\t{first_line(r['content'])}\t{r['score']}"
+            for r in result["results"]
+        ]
         text = "\n".join(rows) or "no matches"
     else:
         text = _json(result)

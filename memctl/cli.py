@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Annotated, Any
 
 import typer
@@ -72,6 +73,12 @@ def _tags(value: str | None) -> list[str] | None:
     return [t.strip() for t in value.split(",") if t.strip()]
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(f"reverie {metadata.version('reverie')}")
+        raise typer.Exit()
+
+
 @app.callback()
 def root(
     ctx: typer.Context,
@@ -80,6 +87,12 @@ def root(
     ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON document instead of text.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version."
+        ),
     ] = False,
 ) -> None:
     """Operate a Reverie brain: add, search, inspect and check memory."""

@@ -76,7 +76,8 @@ class SearchHit:
             "fused": round(self.fused, 6),
             "channels": self.channels,
             "adjustments": {k: round(v, 6) for k, v in self.adjustments.items()},
-            "occurred_at": t.occurred_at,
+            "occurred_at": timeref.iso(t.occurred_at),
+            "created_at": timeref.iso(t.created_at),
             "metadata": t.metadata,
         }
 

@@ -88,6 +88,11 @@ def parse_time(value: str | float | None, name: str = "time") -> float | None:
     return seconds
 
 
+def iso(seconds: float) -> str:
+    """An epoch time as ISO 8601 in UTC, to the second: ``2024-05-08T13:56:00Z``."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def periods(query: str, now: float) -> list[Period]:
     """The intervals of time ``query`` names, in the order found (maybe none)."""
     today = datetime.fromtimestamp(now, UTC).replace(hour=0, minute=0, second=0, microsecond=0)

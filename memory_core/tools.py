@@ -23,7 +23,7 @@ from memory_core.db import Brain
 from memory_core.errors import Forbidden, InvalidArgument, NotEnabled, ReverieError
 from memory_core.schema import SCOPES, TRACE_TYPES
 from memory_core.search import search as search_traces
-from memory_core.timeref import parse_time
+from memory_core.timeref import iso, parse_time
 from memory_core.trace_merge import merge_traces
 
 log = logging.getLogger(__name__)
@@ -220,12 +220,16 @@ def _add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             f"a {scope} memory needs the {scope} id it belongs to, and this call names none "
             f"(X-Reverie-{scope.title()} over HTTP, --{scope} for memctl mcp)"
         )
+    scope_id = ctx.identity.scope_id_for(ctx.scope_ids.get(scope))
+    existing = traces.find_same(ctx.brain, args["content"], scope, scope_id)
+    if existing is not None:  # an agent saying it again: the memory it already has
+        return {"traceId": existing, "existing": True}
     trace_id = traces.add_trace(
         ctx.brain,
         args["content"],
         type=args.get("type", "episodic"),
         scope=scope,
-        scope_id=ctx.identity.scope_id_for(ctx.scope_ids.get(scope)),
+        scope_id=scope_id,
         tags=args.get("tags", []),
     )
     return {"traceId": trace_id}
@@ -278,6 +282,8 @@ def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             "strength": round(h.strength, 4),
             "tags": h.trace.tags,
             "score": round(h.score, 4),
+            "occurred_at": iso(h.trace.occurred_at),
+            "created_at": iso(h.trace.created_at),
         }
         for h in response.results
     ]

@@ -327,6 +327,20 @@ def add_traces(brain: Brain, items: Sequence[NewTrace], *, now: float | None = N
         return [insert_trace(conn, brain, item, now) for item in checked]
 
 
+def find_same(brain: Brain, content: str, scope: str, scope_id: str | None) -> str | None:
+    """The oldest active trace holding exactly ``content`` in this scope id, if any."""
+    with brain.read() as conn:
+        row = conn.execute(
+            text(
+                "SELECT id FROM memory_traces WHERE content_hash = :h AND scope = :s "
+                "AND scope_id IS :sid AND deleted = 0 AND content = :c "
+                "ORDER BY created_at, id LIMIT 1"
+            ),
+            {"h": content_hash(content), "s": scope, "sid": scope_id, "c": content},
+        ).first()
+    return None if row is None else str(row[0])
+
+
 def add_trace(brain: Brain, content: str, *, now: float | None = None, **fields: Any) -> str:
     """Store one trace (fields as in :class:`NewTrace`); returns its ``mt_`` id."""
     try:

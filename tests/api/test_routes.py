@@ -52,7 +52,8 @@ def test_post_turn_answers_202_and_the_turn_becomes_searchable(
     hits = client.get("/v1/search", params={"q": "corgi", "tags": "turn"}).json()["results"]
     assert len(hits) == 1
     assert hits[0]["content"].startswith("User: I adopted a corgi")
-    assert hits[0]["occurred_at"] == 1715176560.0
+    assert hits[0]["occurred_at"] == "2024-05-08T13:56:00Z"
+    assert hits[0]["created_at"].endswith("Z") and len(hits[0]["created_at"]) == 20
 
 
 def test_same_idempotency_key_is_accepted_once(

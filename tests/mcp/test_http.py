@@ -34,7 +34,8 @@ def test_http_serves_tools_and_resources_in_both_protocol_eras(
             added = await client.call_tool("memory_add", {"content": "Alice likes jasmine tea."})
             trace_id = added.structured_content["traceId"]
             found = await client.call_tool("memory_search", {"query": "jasmine"})
-            assert found.content[0].text.split("\t")[:2] == [trace_id, "Alice likes jasmine tea."]
+            line = found.content[0].text.split("\t")
+            assert [line[0], line[2]] == [trace_id, "Alice likes jasmine tea."]
             read = await client.call_tool("memory_read", {"traceId": trace_id})
             assert read.structured_content["scope_id"] == "alice"
             resource = await client.read_resource(f"memory://memories/{trace_id}")

@@ -74,10 +74,11 @@ def test_stdio_add_search_read_and_resource_in_the_scope_ids_given_as_options(
             lines = found.content[0].text.split("\n")
             assert len(results) == len(lines) == 2
             for result, line in zip(results, lines, strict=True):
-                trace_id, first, score = line.split("\t")
+                trace_id, when, first, score = line.split("\t")
                 assert (trace_id, float(score)) == (result["id"], result["score"])
+                assert when == result["occurred_at"] and when.endswith("Z")
                 assert len(first) <= 120 and "\n" not in first
-            assert lines[[r["id"] for r in results].index(tomato)].split("\t")[1] == (
+            assert lines[[r["id"] for r in results].index(tomato)].split("\t")[2] == (
                 "Alice grows tomatoes."
             )
             read = await client.call_tool("memory_read", {"traceId": tomato})

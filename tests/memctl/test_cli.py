@@ -280,3 +280,12 @@ def test_tokens_are_made_listed_revoked_and_reset(brain_arg: list[str]) -> None:
     )
     assert_one_line_error(memctl(*brain_arg, "token", "create", "x", "--can", "fly"), 2, "fly")
     assert_one_line_error(memctl(*brain_arg, "token", "revoke", "nobody"), 4, "nobody")
+
+
+def test_version_is_printed_without_touching_a_brain(tmp_path: Path) -> None:
+    from importlib import metadata
+
+    r = memctl("--version", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"reverie {metadata.version('reverie')}"
+    assert list(tmp_path.iterdir()) == []

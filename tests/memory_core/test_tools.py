@@ -103,8 +103,18 @@ def test_added_trace_is_searchable_as_soon_as_the_call_returns(ctx: mc.ToolConte
     assert [h["id"] for h in hits] == [trace_id]
 
 
-def test_adding_the_same_content_twice_stores_two_traces(ctx: mc.ToolContext) -> None:
-    assert add(ctx, "same words") != add(ctx, "same words")
+def test_adding_the_same_content_twice_returns_the_trace_already_there(
+    ctx: mc.ToolContext, brain: mc.Brain
+) -> None:
+    first = add(ctx, "same words")
+    again = call(ctx, "memory_add", content="same words")
+    assert again == {"traceId": first, "existing": True}
+    # Another scope id, or another scope, is another memory.
+    other = mc.ToolContext(brain, scope_ids={"user": "u-2"})
+    assert add(other, "same words") != first
+    assert add(ctx, "same words", scope="thread") != first
+    mc.delete_trace(brain, first)
+    assert add(ctx, "same words") != first
 
 
 @pytest.mark.parametrize(
