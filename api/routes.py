@@ -94,6 +94,31 @@ def post_memory(body: MemoryIn, request: Request, caller: CanWrite) -> dict[str,
     return mc.get_trace(brain, trace_id).to_dict()
 
 
+@router.get("/v1/memories", tags=["memories"])
+def list_memories(
+    request: Request,
+    caller: CanRead,
+    scope: Annotated[str | None, Query()] = None,
+    scope_id: Annotated[str | None, Query()] = None,
+    type: Annotated[str | None, Query()] = None,
+    tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
+    cursor: Annotated[str | None, Query(description="The next_cursor of the page before.")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> dict[str, Any]:
+    """Active memories, newest stored first, a page at a time (stable while others write)."""
+    page = mc.list_traces(
+        _brain(request),
+        scope=scope,
+        scope_id=scope_id,
+        type=type,
+        tags=[t.strip() for t in tags.split(",") if t.strip()] if tags else (),
+        cursor=cursor,
+        limit=limit,
+        within=caller.within,
+    )
+    return {"memories": [t.to_dict() for t in page.traces], "next_cursor": page.next_cursor}
+
+
 @router.get("/v1/memories/{trace_id}", tags=["memories"])
 def get_memory(
     trace_id: str, request: Request, caller: CanRead, include_deleted: bool = False

@@ -30,6 +30,7 @@ from memory_core.traces import (
     add_traces,
     delete_trace,
     get_trace,
+    list_traces,
     update_trace,
 )
 
@@ -62,6 +63,7 @@ __all__ = [
     "close_brain",
     "delete_trace",
     "get_trace",
+    "list_traces",
     "load_settings",
     "merge_traces",
     "open_brain",

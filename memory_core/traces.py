@@ -8,6 +8,7 @@ happens before anything is written: a refused call changes nothing.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import sqlite3
@@ -377,6 +378,75 @@ def get_trace(
     if trace is None or not visible(trace, within) or (trace.deleted and not include_deleted):
         raise NotFound(f"no active trace {trace_id}")
     return trace
+
+
+MAX_PAGE = 500
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a listing, newest first, and the cursor of the next (None: the last)."""
+
+    traces: list[Trace]
+    next_cursor: str | None
+
+
+def list_traces(
+    brain: Brain,
+    *,
+    scope: str | None = None,
+    scope_id: str | None = None,
+    type: str | None = None,
+    tags: Sequence[str] = (),
+    cursor: str | None = None,
+    limit: int = 50,
+    within: Within = None,
+) -> Page:
+    """Active traces, newest stored first, a page at a time.
+
+    The cursor holds the position of the page's last trace, so paging is
+    stable while others write: a trace stored after the first page is not
+    in a later one, and no trace present throughout is skipped or repeated.
+    """
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidArgument(f"limit: between 1 and {MAX_PAGE}; got {limit}")
+    where = ["deleted = 0"]
+    params: dict[str, Any] = {"limit": limit + 1}
+    if cursor is not None:
+        where.append("seq < :before")
+        params["before"] = _cursor_seq(cursor)
+    for column, value in (("scope", scope), ("scope_id", scope_id), ("type", type)):
+        if value is not None:
+            where.append(f"{column} = :{column}")
+            params[column] = value
+    for k, tag in enumerate(check_tags(tags)):
+        where.append(f"EXISTS (SELECT 1 FROM json_each(tags) WHERE value = :tag{k})")
+        params[f"tag{k}"] = tag
+    if within is not None:
+        names = [f":within{k}" for k in range(len(within))]
+        where.append(f"scope_id IN ({', '.join(names) or 'NULL'})")
+        params |= {f"within{k}": v for k, v in enumerate(sorted(within))}
+    sql = f"SELECT * FROM memory_traces WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT :limit"
+    with brain.read() as conn:
+        rows = [Trace.from_row(r) for r in conn.execute(text(sql), params)]
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return Page(rows, _cursor_of(rows[-1].seq) if more and rows else None)
+
+
+def _cursor_of(seq: int) -> str:
+    return base64.urlsafe_b64encode(f"seq:{seq}".encode()).decode().rstrip("=")
+
+
+def _cursor_seq(cursor: str) -> int:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        kind, _, number = raw.partition(":")
+        if kind == "seq" and number.isdigit():
+            return int(number)
+    except (ValueError, UnicodeDecodeError):
+        pass
+    raise InvalidArgument(f"cursor: not one this listing gave: {cursor!r}")
 
 
 def update_trace(
