@@ -16,7 +16,7 @@ from api import jobs
 from api.auth import identity, needs
 from api.errors import CODE_STATUS, error_body
 from api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn
-from memory_core import auth, ingest
+from memory_core import auth, forget, ingest
 from memory_core.metrics import SEARCH_MODES, Metrics, bounded
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from workers import Workers
@@ -179,6 +179,18 @@ def merge_memories(body: MergeIn, request: Request, caller: CanMerge) -> dict[st
     )
     _send_embed(request, [result.survivor_id])
     return {"survivor_id": result.survivor_id, "deleted_ids": result.deleted_ids}
+
+
+@router.delete("/v1/scopes/{scope}/{scope_id}", tags=["memories"])
+def forget_scope_id(
+    scope: str, scope_id: str, request: Request, caller: CanDelete
+) -> dict[str, Any]:
+    """Forget everything of one scope id for good (not undoable): traces, vectors,
+    full-text entries, edges, inbox turns, proposals naming them; answers what went."""
+    forgotten = forget.forget_scope_id(
+        _brain(request), request.app.state.settings, scope_id, scope=scope, within=caller.within
+    )
+    return forgotten.to_dict()
 
 
 @router.get("/v1/search", tags=["search"])

@@ -241,6 +241,40 @@ def delete(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="
 
 
 @app.command()
+def forget(
+    ctx: typer.Context,
+    scope_id: Annotated[str, typer.Option("--scope-id", help="The scope id to forget.")],
+    scope: Annotated[
+        str | None, typer.Option("--scope", help="Only traces of this scope (default: any).")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Forget everything of one scope id for good: not undoable (a right-to-be-forgotten
+    request).  Asks first on a terminal."""
+    from memory_core.forget import forget_scope_id
+
+    state = _state(ctx)
+    brain = state.brain()
+    if not (yes or state.json or not sys.stdin.isatty()):
+        page = mc.list_traces(brain, scope=scope, scope_id=scope_id, limit=1)
+        held = "some memories" if page.traces else "no active memory"
+        question = (
+            f"Forget everything of scope id {scope_id!r} ({held}, deleted ones and turns too)? "
+            "This cannot be undone."
+        )
+        if not typer.confirm(question, default=False):
+            raise typer.Exit(1)
+    forgotten = forget_scope_id(brain, state.settings, scope_id, scope=scope, within=None)
+    if state.json:
+        out.emit_json(forgotten.to_dict())
+    else:
+        out.console.print(
+            f"forgot {scope_id}: {forgotten.traces} traces, {forgotten.vectors} vectors, "
+            f"{forgotten.turns} turns, {forgotten.edges} edges, {forgotten.proposals} proposals"
+        )
+
+
+@app.command()
 def restore(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Undelete one trace (pruned, merged away or deleted), its vectors back with it."""
     from memory_core.undo import restore_trace

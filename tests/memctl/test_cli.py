@@ -289,3 +289,14 @@ def test_version_is_printed_without_touching_a_brain(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"reverie {metadata.version('reverie')}"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_forget_removes_one_scope_id_and_nothing_else(brain_arg: list[str]) -> None:
+    ok_json(*brain_arg, "add", "Alice's locker code is 4471.", "--scope-id", "alice")
+    ok_json(*brain_arg, "add", "Bob keeps bees.", "--scope-id", "bob")
+    gone = ok_json(*brain_arg, "forget", "--scope-id", "alice")
+    assert (gone["scope_id"], gone["traces"]) == ("alice", 1)
+    found = ok_json(*brain_arg, "search", "locker bees")["results"]
+    assert [h["content"] for h in found] == ["Bob keeps bees."]
+    r = memctl(*brain_arg, "forget", "--scope-id", "alice", "--scope", "galaxy")
+    assert_one_line_error(r, 2, "scope")

@@ -1,0 +1,114 @@
+"""Forgetting a scope id: nothing of it is left in the brain file, and nothing else goes."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+import memory_core as mc
+from memory_core import proposals
+from memory_core.consolidation.dream import dream
+from workers import Workers
+
+SECRET = "zanzibarite"  # a word only alice ever said
+
+
+def _file_bytes(settings: mc.Settings) -> bytes:
+    path = Path(settings.brain_url.removeprefix("sqlite:///"))
+    return b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+def _rows(settings: mc.Settings, sql: str, *params: object) -> list[tuple[object, ...]]:
+    with sqlite3.connect(settings.brain_url.removeprefix("sqlite:///")) as db:
+        return db.execute(sql, params).fetchall()
+
+
+@pytest.fixture
+def alice_and_bob(
+    client: TestClient, api_settings: mc.Settings, workers: Workers
+) -> dict[str, list[str]]:
+    as_alice = {"x-reverie-user": "alice"}
+    for k in range(3):
+        r = client.post(
+            "/v1/turns",
+            json={
+                "user": f"I polished the {SECRET} stone number {k}.",
+                "assistant": f"A {SECRET} stone, lovely.",
+                "scope": "user",
+                "scope_id": "alice",
+                "conversation_id": "a-1",
+            },
+        )
+        assert r.status_code == 202
+    client.post("/v1/tools/memory_add", json={"content": f"My {SECRET} is blue."}, headers=as_alice)
+    client.post(
+        "/v1/memories", json={"content": "Bob keeps bees.", "scope": "user", "scope_id": "bob"}
+    )
+    workers.join()
+    brain = mc.open_brain(api_settings)
+    for _ in range(2):  # retrievals, then a pass: co-activation edges between alice's traces
+        client.get("/v1/search", params={"q": SECRET}, headers=as_alice)
+        workers.join()
+    dream(brain, api_settings)
+    alice = [t.id for t in mc.list_traces(brain, scope_id="alice", limit=500).traces]
+    proposals.create_proposals(
+        brain,
+        api_settings,
+        [proposals.ProposalDraft("prune", [alice[0]], "decayed", {"strength": 0.0}, "prune")],
+        "pass_x",
+    )
+    mc.delete_trace(brain, alice[1])  # a soft-deleted one goes too
+    bob = [t.id for t in mc.list_traces(brain, scope_id="bob").traces]
+    return {"alice": alice, "bob": bob}
+
+
+def test_forgetting_a_scope_id_leaves_nothing_of_it_in_the_file(
+    client: TestClient, api_settings: mc.Settings, alice_and_bob: dict[str, list[str]]
+) -> None:
+    alice = alice_and_bob["alice"]
+    marks = ",".join("?" * len(alice))
+    assert (
+        _rows(
+            api_settings, f"SELECT count(*) FROM coactivation_edges WHERE a IN ({marks})", *alice
+        )[0][0]
+        > 0
+    )
+    assert SECRET.encode() in _file_bytes(api_settings)
+
+    r = client.delete("/v1/scopes/user/alice")
+    assert r.status_code == 200, r.text
+    gone = r.json()
+    assert gone["traces"] == len(alice) and gone["turns"] == 3 and gone["proposals"] == 1
+    assert gone["vectors"] > 0 and gone["edges"] > 0
+
+    assert SECRET.encode() not in _file_bytes(api_settings)
+    for sql in (
+        "SELECT count(*) FROM memory_traces WHERE scope_id = 'alice'",
+        f"SELECT count(*) FROM trace_embeddings WHERE trace_id IN ({marks})",
+        f"SELECT count(*) FROM vector_archive WHERE trace_id IN ({marks})",
+        f"SELECT count(*) FROM coactivation_edges WHERE a IN ({marks}) OR b IN ({marks})",
+        f"SELECT count(*) FROM undo_log WHERE trace_id IN ({marks})",
+        "SELECT count(*) FROM inbox_turns WHERE payload LIKE '%alice%'",
+        "SELECT count(*) FROM proposals WHERE subject_key LIKE '%' || ? || '%'",
+        f"SELECT count(*) FROM memory_traces_fts WHERE memory_traces_fts MATCH '{SECRET}'",
+    ):
+        params = alice * sql.count(f"({marks})") if "IN" in sql else []
+        if "subject_key" in sql:
+            params = [alice[0]]
+        assert _rows(api_settings, sql, *params)[0][0] == 0, sql
+    assert not list((api_settings.data_dir / "proposals").rglob("*.json"))
+    # Bob is untouched, and still found.
+    hits = client.get("/v1/search", params={"q": "bees"}).json()["results"]
+    assert [h["id"] for h in hits] == alice_and_bob["bob"]
+
+
+def test_a_caller_acting_for_another_user_may_not_forget_it(
+    client: TestClient, alice_and_bob: dict[str, list[str]]
+) -> None:
+    r = client.delete("/v1/scopes/user/alice", headers={"x-reverie-user": "bob"})
+    assert r.status_code == 403
+    assert client.get("/v1/memories", params={"scope_id": "alice"}).json()["memories"]
+    assert client.delete("/v1/scopes/galaxy/alice").status_code == 422
