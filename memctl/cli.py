@@ -391,10 +391,19 @@ io_cli.register(app, _state)
 mcp_cli.register(app, _state)
 
 
+def json_anywhere(args: list[str]) -> list[str]:
+    """``--json`` is memctl's own option wherever it is written (``memctl search x --json``):
+    moved before the command, unless it follows ``--`` (then it is an argument)."""
+    stop = args.index("--") if "--" in args else len(args)
+    if "--json" not in args[:stop]:
+        return args
+    return ["--json", *(a for a in args[:stop] if a != "--json"), *args[stop:]]
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Console entry point: maps every error to one line and an exit code."""
     try:
-        return app(args=argv, standalone_mode=True)
+        return app(args=json_anywhere(sys.argv[1:] if argv is None else argv), standalone_mode=True)
     except mc.ReverieError as e:
         out.error_line(str(e))
         sys.exit(next((c for k, c in EXIT_CODES.items() if isinstance(e, k)), 1))

@@ -300,3 +300,18 @@ def test_forget_removes_one_scope_id_and_nothing_else(brain_arg: list[str]) -> N
     assert [h["content"] for h in found] == ["Bob keeps bees."]
     r = memctl(*brain_arg, "forget", "--scope-id", "alice", "--scope", "galaxy")
     assert_one_line_error(r, 2, "scope")
+
+
+def test_json_is_taken_wherever_it_is_written(brain_arg: list[str]) -> None:
+    memctl(*brain_arg, "add", "The boiler code is in the garage.")
+    r = memctl(*brain_arg, "search", "boiler", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["results"][0]["content"] == "The boiler code is in the garage."
+    # After "--" it is an argument like any other.
+    added = ok_json(*brain_arg, "add", "--", "--json")
+    assert (
+        mc.get_trace(
+            mc.open_brain(mc.load_settings(brain_url=brain_arg[1])), added["traceId"]
+        ).content
+        == "--json"
+    )
