@@ -36,6 +36,9 @@ def _progress(label: str, enabled: bool) -> Iterator[Callable[[int], None] | Non
         yield lambda n: bar.advance(task, n)
 
 
+EXIT_PARTLY_IMPORTED = 8  # some rows failed; the rest were imported
+
+
 def _print_import(doc: dict[str, Any]) -> None:
     out.console.print(
         f"imported {doc['imported']}, skipped {doc['skipped']}, "
@@ -100,12 +103,23 @@ def register(app: typer.Typer, state_of: object) -> None:
         no_dedup: Annotated[
             bool, typer.Option("--no-dedup", help="Import texts the brain already holds.")
         ] = False,
+        scope: Annotated[
+            str, typer.Option("--scope", help="With --scope-id: the scope it is of.")
+        ] = "user",
+        scope_id: Annotated[
+            str | None,
+            typer.Option("--scope-id", help="Whose the import is: every record goes to it."),
+        ] = None,
     ) -> None:
-        """Import traces from a file or folder; duplicates are skipped by default."""
+        """Import traces from a file or folder; duplicates are skipped by default.  Rows
+        that fail are reported and the rest imported; the exit code then says so (8)."""
         state = state_of(ctx)  # type: ignore[operator]
         brain = state.brain(create=True)
+        owner = (scope, scope_id) if scope_id is not None else None
         with _progress(f"import {fmt}", not state.json) as progress:
-            result = import_into(brain, fmt, path, dedup=not no_dedup, progress=progress)
+            result = import_into(
+                brain, fmt, path, dedup=not no_dedup, progress=progress, owner=owner
+            )
         doc = result.to_dict()
         unembedded = doc.pop("unembedded_ids")
         doc["unembedded"] = len(unembedded)
@@ -114,3 +128,5 @@ def register(app: typer.Typer, state_of: object) -> None:
             out.emit_json(doc)
         else:
             _print_import(doc)
+        if result.errors:
+            raise typer.Exit(EXIT_PARTLY_IMPORTED)

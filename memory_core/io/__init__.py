@@ -13,7 +13,8 @@ from typing import Any
 
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument
-from memory_core.io.records import ImportResult, Progress
+from memory_core.io.records import ImportResult, Owner, Progress
+from memory_core.traces import check_scope
 
 EXPORT_FORMATS = ("sqlite", "json", "markdown", "obsidian")
 IMPORT_FORMATS = ("sqlite", "json", "markdown", "obsidian", "chatgpt", "csv")
@@ -55,9 +56,20 @@ def export_brain(
 
 
 def import_into(
-    brain: Brain, fmt: str, path: Path, *, dedup: bool = True, progress: Progress | None = None
+    brain: Brain,
+    fmt: str,
+    path: Path,
+    *,
+    dedup: bool = True,
+    progress: Progress | None = None,
+    owner: Owner = None,
 ) -> ImportResult:
-    """Import ``path`` (in ``fmt``) into the brain; see each format's module."""
+    """Import ``path`` (in ``fmt``) into the brain; see each format's module.  ``owner``
+    (scope, scope id) assigns every record to one user (or thread, persona, org)."""
+    if owner is not None:
+        check_scope(owner[0])
+        if not owner[1]:
+            raise InvalidArgument("scope id: required to assign an import")
     if fmt == "json":
         from memory_core.io.json_format import import_json as run
     elif fmt == "csv":
@@ -76,4 +88,4 @@ def import_into(
         )
     if not path.exists():
         raise InvalidArgument(f"{path} does not exist")
-    return run(brain, path, dedup=dedup, progress=progress)
+    return run(brain, path, dedup=dedup, progress=progress, owner=owner)

@@ -20,7 +20,7 @@ from typing import Any
 
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument
-from memory_core.io.records import ImportResult, Progress, Record, TraceWriter
+from memory_core.io.records import ImportResult, Owner, Progress, Record, TraceWriter
 from memory_core.traces import NewTrace
 
 _KEPT_ROLES = ("user", "assistant")
@@ -114,11 +114,16 @@ def _record(conv: dict[str, Any], ex: _Exchange, place: str) -> Record:
 
 
 def import_chatgpt(
-    brain: Brain, path: Path, *, dedup: bool = True, progress: Progress | None = None
+    brain: Brain,
+    path: Path,
+    *,
+    dedup: bool = True,
+    progress: Progress | None = None,
+    owner: Owner = None,
 ) -> ImportResult:
     """Import a ChatGPT data export's ``conversations.json``."""
     conversations = _load(path)
-    writer = TraceWriter(brain, dedup=dedup, progress=progress)
+    writer = TraceWriter(brain, dedup=dedup, progress=progress, owner=owner)
     for i, conv in enumerate(conversations):
         place = f"conversations[{i}]"
         if not isinstance(conv, dict):

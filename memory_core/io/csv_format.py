@@ -23,6 +23,7 @@ from memory_core.errors import InvalidArgument
 from memory_core.ingest import parse_timestamp
 from memory_core.io.records import (
     ImportResult,
+    Owner,
     Progress,
     Record,
     TraceWriter,
@@ -125,7 +126,12 @@ def _rows(reader: Any, result: ImportResult) -> Iterator[tuple[int, dict[str, st
 
 
 def import_csv(
-    brain: Brain, path: Path, *, dedup: bool = True, progress: Progress | None = None
+    brain: Brain,
+    path: Path,
+    *,
+    dedup: bool = True,
+    progress: Progress | None = None,
+    owner: Owner = None,
 ) -> ImportResult:
     """Import a CSV file; a file without a ``content`` column imports nothing."""
     try:
@@ -141,7 +147,7 @@ def import_csv(
         if not header or "content" not in [h.strip() for h in header]:
             raise InvalidArgument(f"{path}: a CSV import needs a 'content' column")
         reader.fieldnames = [h.strip() for h in header]
-        writer = TraceWriter(brain, dedup=dedup, progress=progress)
+        writer = TraceWriter(brain, dedup=dedup, progress=progress, owner=owner)
         try:
             for line, row in _rows(reader, writer.result):
                 if not (row.get("content") or "").strip():

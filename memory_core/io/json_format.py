@@ -27,6 +27,7 @@ from memory_core.io.files import open_new, refuse_existing, removed_on_failure
 from memory_core.io.records import (
     Embedding,
     ImportResult,
+    Owner,
     Progress,
     TraceWriter,
     write_edges,
@@ -129,11 +130,16 @@ def _embeddings_by_trace(doc: dict[str, Any], result: ImportResult) -> dict[str,
 
 
 def import_json(
-    brain: Brain, path: Path, *, dedup: bool = True, progress: Progress | None = None
+    brain: Brain,
+    path: Path,
+    *,
+    dedup: bool = True,
+    progress: Progress | None = None,
+    owner: Owner = None,
 ) -> ImportResult:
     """Import a JSON export (or a bare list of trace rows); see :func:`export_json`."""
     doc = _load(path)
-    writer = TraceWriter(brain, dedup=dedup, progress=progress)
+    writer = TraceWriter(brain, dedup=dedup, progress=progress, owner=owner)
     vectors = _embeddings_by_trace(doc, writer.result)
     add_rows(
         writer, ((f"traces[{i}]", row) for i, row in enumerate(doc.get("traces", []))), vectors

@@ -36,7 +36,7 @@ from memory_core.io.notes import (
     render_front_matter,
     split_front_matter,
 )
-from memory_core.io.records import ImportResult, Progress, TraceWriter
+from memory_core.io.records import ImportResult, Owner, Progress, TraceWriter
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK
@@ -198,9 +198,14 @@ def read_notes(
 
 
 def import_markdown(
-    brain: Brain, path: Path, *, dedup: bool = True, progress: Progress | None = None
+    brain: Brain,
+    path: Path,
+    *,
+    dedup: bool = True,
+    progress: Progress | None = None,
+    owner: Owner = None,
 ) -> ImportResult:
     """Import a folder of Markdown notes (front matter fields as in the export)."""
-    writer = TraceWriter(brain, dedup=dedup, progress=progress)
+    writer = TraceWriter(brain, dedup=dedup, progress=progress, owner=owner)
     read_notes(path, writer, _plain_body)
     return writer.finish()

@@ -20,7 +20,7 @@ from sqlalchemy import Connection, text
 
 from memory_core.db import Brain
 from memory_core.io.markdown import read_notes
-from memory_core.io.records import ImportResult, Progress, TraceWriter, write_edges
+from memory_core.io.records import ImportResult, Owner, Progress, TraceWriter, write_edges
 
 RELATED = "**Related:**"
 ALIAS_CHARS = 40
@@ -117,10 +117,15 @@ def _edges(
 
 
 def import_obsidian(
-    brain: Brain, path: Path, *, dedup: bool = True, progress: Progress | None = None
+    brain: Brain,
+    path: Path,
+    *,
+    dedup: bool = True,
+    progress: Progress | None = None,
+    owner: Owner = None,
 ) -> ImportResult:
     """Import an Obsidian vault: notes as traces, #tags as tags, wikilinks as edges."""
-    writer = TraceWriter(brain, dedup=dedup, progress=progress)
+    writer = TraceWriter(brain, dedup=dedup, progress=progress, owner=owner)
     stems, links = read_notes(path, writer, parse_body)
     result = writer.finish()
     write_edges(brain, result, _edges(brain, result, stems, links), writer.now)

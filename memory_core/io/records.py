@@ -157,15 +157,21 @@ def _read_known(conn: Connection, batch: list[tuple[Record, str]]) -> _Known:
     return known
 
 
+# Whose an import is: every record goes to this (scope, scope id); None keeps the files'.
+Owner = tuple[str, str] | None
+
+
 class TraceWriter:
     """Validates, deduplicates and inserts records in batched transactions.
 
-    With ``dedup`` a record is skipped when a trace of its scope and scope id
-    has the same content SHA-256 -- a trace a person deleted included, so an
-    import never brings a deleted trace back, but not one a dream pass pruned
-    for disuse, which the import learns again -- or when its id names a trace
-    of its scope whose text is the record's (a note exported from it).  A
-    record whose id names another trace is written under a new id.
+    With ``owner`` every record is stored for that scope and scope id (an
+    import assigned to a user).  With ``dedup`` a record is skipped when a
+    trace of its scope and scope id has the same content SHA-256 -- a trace a
+    person deleted included, so an import never brings a deleted trace back,
+    but not one a dream pass pruned for disuse, which the import learns again
+    -- or when its id names a trace of its scope whose text is the record's (a
+    note exported from it).  A record whose id names another trace is written
+    under a new id.
     """
 
     def __init__(
@@ -176,8 +182,10 @@ class TraceWriter:
         batch_size: int | None = None,
         progress: Progress | None = None,
         now: float | None = None,
+        owner: Owner = None,
     ) -> None:
         self.brain = brain
+        self.owner = owner
         self.dedup = dedup
         self.batch_size = batch_size or BATCH_SIZE
         self.progress = progress
@@ -187,6 +195,9 @@ class TraceWriter:
 
     def add(self, record: Record) -> None:
         """Queue one record (validated now); writes a batch when it is full."""
+        if self.owner is not None:
+            scope, scope_id = self.owner
+            record = replace(record, trace=replace(record.trace, scope=scope, scope_id=scope_id))
         try:
             checked = check_new(record.trace)
         except InvalidArgument as e:

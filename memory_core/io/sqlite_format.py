@@ -23,6 +23,7 @@ from memory_core.io.files import refuse_existing, removed_on_failure
 from memory_core.io.records import (
     Embedding,
     ImportResult,
+    Owner,
     Progress,
     TraceWriter,
     write_edges,
@@ -80,11 +81,16 @@ def _read_source(path: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def import_sqlite(
-    brain: Brain, path: Path, *, dedup: bool = True, progress: Progress | None = None
+    brain: Brain,
+    path: Path,
+    *,
+    dedup: bool = True,
+    progress: Progress | None = None,
+    owner: Owner = None,
 ) -> ImportResult:
     """Merge a brain file (a SQLite export) into this brain."""
     source = _read_source(path)
-    writer = TraceWriter(brain, dedup=dedup, progress=progress)
+    writer = TraceWriter(brain, dedup=dedup, progress=progress, owner=owner)
     vectors: dict[str, list[Embedding]] = defaultdict(list)
     for row in source["trace_embeddings"]:
         vectors[row["trace_id"]].append(

@@ -102,3 +102,39 @@ def test_truncated_chatgpt_export_changes_nothing(brain, export_file, digest) ->
     with pytest.raises(mc.InvalidArgument, match="not valid JSON"):
         import_into(brain, "chatgpt", export_file)
     assert digest(brain) == before
+
+
+def test_a_chatgpt_import_for_a_user_is_found_by_that_user_alone(
+    brain, export_file, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memctl",
+            "--brain",
+            brain.url,
+            "import",
+            "chatgpt",
+            str(export_file),
+            "--scope-id",
+            "alice",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "REVERIE_EMBEDDER": "none", "HOME": str(tmp_path)},
+    )
+    assert r.returncode == 8, r.stderr  # one conversation failed; the rest came in
+    assert json.loads(r.stdout)["imported"] == 2
+    mine = mc.search(brain, "cat", within=frozenset({"alice"})).results
+    assert [h.trace.content for h in mine] == [
+        "User: What is a good name for a cat?\nAssistant: Try Miso."
+    ]
+    assert all(h.trace.scope_id == "alice" for h in mc.search(brain, "paris OR cat").results)
+    assert mc.search(brain, "cat", within=frozenset({"bob"})).results == []
