@@ -67,6 +67,22 @@ OWN_TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
             "properties": {
                 "user": {"type": "string", "description": "What the user said."},
                 "assistant": {"type": "string", "description": "What the assistant answered."},
+                "messages": {
+                    "type": "array",
+                    "minItems": 1,
+                    "description": "Instead of user and assistant: the exchange as a message "
+                    "list; system and tool messages are kept but never mined for facts.",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "role": {"enum": list(ingest.ROLES)},
+                            "content": {"type": "string"},
+                            "name": {"type": "string", "minLength": 1, "maxLength": 256},
+                        },
+                        "required": ["role", "content"],
+                        "additionalProperties": False,
+                    },
+                },
                 "scope": {"type": "string", "enum": list(SCOPES), "default": "user"},
                 "scope_id": {**_ID, "description": "Default: the caller's id for the scope."},
                 "conversation_id": _ID,
@@ -77,7 +93,7 @@ OWN_TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
                 "metadata": {"type": "object"},
                 "idempotency_key": {**_ID, "description": "A repeated key is accepted once."},
             },
-            "required": ["user", "assistant"],
+            "oneOf": [{"required": ["user", "assistant"]}, {"required": ["messages"]}],
             "additionalProperties": False,
         },
     },
@@ -161,16 +177,18 @@ class Memory:
                 f"scope_id: required (or the caller's {scope} id: the X-Reverie-{scope.title()} "
                 f"header, memctl mcp --{scope})"
             )
-        turn = ingest.Turn(
-            user=args["user"],
-            assistant=args["assistant"],
-            scope=scope,
-            scope_id=scope_id,
-            conversation_id=args.get("conversation_id"),
-            timestamp=ingest.parse_timestamp(args.get("timestamp")),
-            metadata=args.get("metadata", {}),
-            idempotency_key=args.get("idempotency_key"),
-        )
+        fields: dict[str, Any] = {
+            "scope": scope,
+            "scope_id": scope_id,
+            "conversation_id": args.get("conversation_id"),
+            "timestamp": ingest.parse_timestamp(args.get("timestamp")),
+            "metadata": args.get("metadata", {}),
+            "idempotency_key": args.get("idempotency_key"),
+        }
+        if "messages" in args:
+            turn = ingest.Turn.from_messages(args["messages"], **fields)
+        else:
+            turn = ingest.Turn(user=args["user"], assistant=args["assistant"], **fields)
         accepted, enqueued = self.submit_turn(turn, caller.identity)
         return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 TraceType = Literal["episodic", "semantic", "procedural", "prospective", "relational"]
 Scope = Literal["thread", "user", "persona", "organization"]
@@ -16,9 +16,25 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class MessageIn(Body):
+    """One message of a chat, the OpenAI shape."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    name: str | None = Field(None, min_length=1, max_length=256, description="Who said it.")
+
+
 class TurnIn(Body):
-    user: str
-    assistant: str
+    """A turn: ``user`` and ``assistant``, or the exchange as ``messages``."""
+
+    user: str | None = None
+    assistant: str | None = None
+    messages: list[MessageIn] | None = Field(
+        None,
+        min_length=1,
+        description="The exchange as a message list; system and tool messages are kept "
+        "verbatim but never mined for the user's facts.",
+    )
     scope: Scope
     scope_id: str = Field(min_length=1, max_length=256)
     conversation_id: str | None = Field(None, min_length=1, max_length=256)
@@ -27,6 +43,15 @@ class TurnIn(Body):
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
     idempotency_key: str | None = Field(None, min_length=1, max_length=256)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> TurnIn:
+        if self.messages is not None:
+            if self.user is not None or self.assistant is not None:
+                raise ValueError("give messages, or user and assistant, not both")
+        elif self.user is None or self.assistant is None:
+            raise ValueError("user and assistant are required (or messages)")
+        return self
 
     model_config = ConfigDict(
         extra="forbid",

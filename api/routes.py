@@ -51,16 +51,19 @@ def _epoch(value: datetime | None) -> float | None:
 @router.post("/v1/turns", status_code=202, tags=["turns"])
 def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any]:
     """Accept a conversation turn: committed to the inbox, then queued for ingest."""
-    turn = ingest.Turn(
-        user=body.user,
-        assistant=body.assistant,
-        scope=body.scope,
-        scope_id=caller.scope_id_for(body.scope_id) or "",
-        conversation_id=body.conversation_id,
-        timestamp=_epoch(body.timestamp),
-        metadata=body.metadata,
-        idempotency_key=body.idempotency_key,
-    )
+    fields: dict[str, Any] = {
+        "scope": body.scope,
+        "scope_id": caller.scope_id_for(body.scope_id) or "",
+        "conversation_id": body.conversation_id,
+        "timestamp": _epoch(body.timestamp),
+        "metadata": body.metadata,
+        "idempotency_key": body.idempotency_key,
+    }
+    if body.messages is not None:
+        messages = [m.model_dump(exclude_none=True) for m in body.messages]
+        turn = ingest.Turn.from_messages(messages, **fields)
+    else:
+        turn = ingest.Turn(user=body.user or "", assistant=body.assistant or "", **fields)
     accepted, enqueued = request.app.state.batcher.submit(turn)
     return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
 

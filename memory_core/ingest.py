@@ -66,9 +66,49 @@ class Turn:
     timestamp: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     idempotency_key: str | None = None
+    # The exchange as a message list, when it was posted as one: each message verbatim
+    # with its role and speaker; ``user`` and ``assistant`` then hold the user's and the
+    # assistant's messages joined (what facts are mined from: never system or tool).
+    messages: list[dict[str, str]] | None = None
 
     def payload(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "idempotency_key"}
+        out = {k: v for k, v in self.__dict__.items() if k != "idempotency_key"}
+        if self.messages is None:
+            out.pop("messages")
+        return out
+
+    @classmethod
+    def from_messages(cls, messages: list[dict[str, str]], **fields: Any) -> Turn:
+        """A turn of a chat's messages (``{"role", "content", "name"?}``, the OpenAI shape)."""
+        checked = [check_message(m, k) for k, m in enumerate(messages)]
+        if not checked:
+            raise InvalidArgument("messages: at least one message")
+
+        def said(role: str) -> str:
+            return "\n\n".join(m["content"] for m in checked if m["role"] == role)
+
+        return cls(user=said("user"), assistant=said("assistant"), messages=checked, **fields)
+
+
+ROLES = ("system", "user", "assistant", "tool")
+MAX_NAME_LENGTH = 256
+
+
+def check_message(message: Any, k: int) -> dict[str, str]:
+    """One message of a list, refused with the field at fault."""
+    if not isinstance(message, dict):
+        raise InvalidArgument(f"messages[{k}]: must be an object")
+    role, content, name = message.get("role"), message.get("content"), message.get("name")
+    if role not in ROLES:
+        raise InvalidArgument(f"messages[{k}].role: one of {', '.join(ROLES)}; got {role!r}")
+    if not isinstance(content, str):
+        raise InvalidArgument(f"messages[{k}].content: must be a string")
+    out = {"role": role, "content": content}
+    if name is not None:
+        if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME_LENGTH:
+            raise InvalidArgument(f"messages[{k}].name: 1 to {MAX_NAME_LENGTH} characters")
+        out["name"] = name
+    return out
 
 
 def parse_timestamp(value: str | float | None) -> float | None:
@@ -78,7 +118,10 @@ def parse_timestamp(value: str | float | None) -> float | None:
 
 def check_turn(turn: Turn) -> Turn:
     """Refuse a turn that cannot be ingested, naming the field."""
-    if not (turn.user.strip() or turn.assistant.strip()):
+    if turn.messages is not None:
+        if not any(m["content"].strip() for m in turn.messages):
+            raise InvalidArgument("messages: every message is empty")
+    elif not (turn.user.strip() or turn.assistant.strip()):
         raise InvalidArgument("user: user and assistant are both empty")
     check_scope(turn.scope)
     for name in ("scope_id", "conversation_id", "idempotency_key"):
@@ -283,7 +326,7 @@ def _write_turn(
     metadata = {**data.get("metadata", {}), **meta}
     conversation = metadata.get("conversation_id")
     episode = NewTrace(
-        content=episode_text(data["user"], data["assistant"]),
+        content=turn_text(data),
         type="episodic",
         scope=scope,
         scope_id=scope_id,
@@ -323,6 +366,19 @@ def turn_stream(scope: str, scope_id: str | None, conversation_id: str | None) -
 
 
 TURN_TAG = "turn"  # the tag of a verbatim turn's episode
+
+
+def turn_text(data: dict[str, Any]) -> str:
+    """A turn's episode: its messages verbatim, one a paragraph, with role and speaker
+    ("User (Ana): ...", "System: ..."), or the user's and the assistant's parts."""
+    messages = data.get("messages")
+    if not messages:
+        return episode_text(data["user"], data["assistant"])
+    return "\n\n".join(
+        f"{m['role'].title()}{f' ({n})' if (n := m.get('name')) else ''}: {m['content']}"
+        for m in messages
+        if m["content"].strip()
+    )
 
 
 def episode_text(user: str, assistant: str) -> str:

@@ -90,3 +90,30 @@ def test_memctl_mcp_user_answers_only_that_user(
 
     anyio.run(scenario)
     assert mc.get_trace(brain, alice).content == ALICE
+
+
+def test_mcp_post_turn_takes_a_message_list(over_http: Connect, served: Any) -> None:
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "I am allergic to penicillin.", "name": "Ana"},
+        {"role": "assistant", "content": "Noted."},
+    ]
+
+    async def scenario() -> tuple[Any, Any]:
+        async with over_http(scope_ids={"user": "ana"}) as client:
+            posted = await client.call_tool("memory_post_turn", {"messages": messages})
+            both = await client.call_tool(
+                "memory_post_turn", {"messages": messages, "user": "x", "assistant": "y"}
+            )
+            return posted.structured_content, both
+
+    posted, both = anyio.run(scenario)
+    assert both.is_error
+    served.workers.join()
+    episode = next(
+        t for t in mc.list_traces(served.brain, scope_id="ana").traces if "turn" in t.tags
+    )
+    assert episode.content == (
+        "System: Be brief.\n\nUser (Ana): I am allergic to penicillin.\n\nAssistant: Noted."
+    )
+    assert posted["turn_id"] == episode.metadata["turn_id"]
