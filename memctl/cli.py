@@ -88,6 +88,9 @@ def root(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print one JSON document instead of text.")
     ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Say which brain is in use, on stderr.")
+    ] = False,
     version: Annotated[
         bool,
         typer.Option(
@@ -100,6 +103,13 @@ def root(
     configure_logging(settings)
     if brain:
         settings = settings.model_copy(update={"brain_url": brain})
+    if verbose:
+        out.note(f"brain {settings.brain_url} (home {settings.home}, from {settings.home_source})")
+    elif settings.home_source == "./reverie-data" and not brain:
+        out.note(
+            f"using the brain in {settings.home} (the former default folder); "
+            "set REVERIE_HOME to choose another"
+        )
     ctx.obj = State(settings, settings.brain_url, json_out)
 
 

@@ -28,6 +28,11 @@ def warn(message: str) -> None:
     sys.stderr.write(f"memctl: warning: {message}\n")
 
 
+def note(message: str) -> None:
+    """One informational line on stderr; stdout stays clean for --json."""
+    sys.stderr.write(f"memctl: {message}\n")
+
+
 def when(ts: float | None) -> str:
     if ts is None:
         return "-"

@@ -20,7 +20,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+import platformdirs
+from pydantic import Field, PrivateAttr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -56,13 +57,17 @@ class Settings(BaseSettings):
     )
 
     # -- the brain ---------------------------------------------------------
+    home: Path = Field(
+        Path(),
+        description="Folder of the brain and its data (default: the platform's user-data "
+        "folder, ~/.local/share/reverie on Linux; ./reverie-data when that exists).",
+    )
     brain_url: str = Field(
-        "sqlite:///./reverie-data/brain.sqlite",
-        description="SQLAlchemy URL of the brain (SQLite file).",
+        "", description="SQLAlchemy URL of the brain (default: brain.sqlite in the home)."
     )
     data_dir: Path = Field(
-        Path("./reverie-data"),
-        description="Folder for proposals, dream reports and exports.",
+        Path(),
+        description="Folder for proposals, dream reports and exports (default: the home).",
     )
     sqlite_busy_timeout_ms: int = Field(
         30_000, ge=0, description="How long a writer waits for the lock."
@@ -385,6 +390,25 @@ class Settings(BaseSettings):
         "text", description="text, or json: one JSON object per line with job and trace ids."
     )
 
+    _home_source: str = PrivateAttr("home setting")
+
+    @model_validator(mode="after")
+    def _under_the_home(self) -> Settings:
+        """The brain and data folder default to the home, the home to the user's folder."""
+        given = self.model_fields_set
+        if "home" not in given:
+            self.home, self._home_source = default_home()
+        if "brain_url" not in given:
+            self.brain_url = f"sqlite:///{self.home / 'brain.sqlite'}"
+        if "data_dir" not in given:
+            self.data_dir = self.home
+        return self
+
+    @property
+    def home_source(self) -> str:
+        """Why the home is where it is: ``home setting``, ``./reverie-data`` or ``user data``."""
+        return self._home_source
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -418,6 +442,21 @@ def _read_toml(path: Path) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"unknown setting {unknown[0]!r} in {path}")
     return {k.lower(): v for k, v in data.items()}
+
+
+LEGACY_HOME = Path("reverie-data")
+
+
+def default_home(cwd: Path | None = None) -> tuple[Path, str]:
+    """The home when none is set, and why: an existing ``./reverie-data``, else user data.
+
+    ``./reverie-data`` was the default before the brain moved to the user's data
+    folder; a folder that still has one keeps using it.
+    """
+    legacy = (cwd or Path.cwd()) / LEGACY_HOME
+    if legacy.is_dir():
+        return legacy, "./reverie-data"
+    return platformdirs.user_data_path("reverie", appauthor=False), "user data"
 
 
 def _check_environ(environ: Mapping[str, str]) -> None:

@@ -15,13 +15,16 @@ from tests.fakes import FakeLLM
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No REVERIE_* variable of the developer's shell leaks into a test."""
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No REVERIE_* variable of the developer's shell leaks into a test, and the default
+    home is a temporary folder, never the developer's own brain."""
     import os
 
     for key in list(os.environ):
         if key.upper().startswith("REVERIE_"):
             monkeypatch.delenv(key)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("REVERIE_HOME", str(tmp_path / "reverie-home"))
     yield
     mc.close_all()
 

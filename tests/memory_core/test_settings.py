@@ -9,10 +9,40 @@ import pytest
 import memory_core as mc
 
 
-def test_defaults_run_embedded_on_a_local_sqlite_brain() -> None:
+def test_defaults_run_embedded_on_a_sqlite_brain_in_the_users_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REVERIE_HOME")
+    monkeypatch.chdir(tmp_path)
     s = mc.load_settings()
-    assert s.brain_url == "sqlite:///./reverie-data/brain.sqlite"
+    home = tmp_path / "xdg-data" / "reverie"
+    assert (s.home, s.home_source) == (home, "user data")
+    assert s.brain_url == f"sqlite:///{home / 'brain.sqlite'}"
+    assert s.data_dir == home
     assert s.redis_url is None
+
+
+def test_reverie_home_moves_the_brain_and_its_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REVERIE_HOME", str(tmp_path / "elsewhere"))
+    s = mc.load_settings()
+    assert s.brain_url == f"sqlite:///{tmp_path / 'elsewhere' / 'brain.sqlite'}"
+    assert (s.data_dir, s.home_source) == (tmp_path / "elsewhere", "home setting")
+    # A brain URL or data folder set on its own still wins over the home.
+    s = mc.load_settings(brain_url="sqlite:///x.sqlite", data_dir=tmp_path / "d")
+    assert (s.brain_url, s.data_dir) == ("sqlite:///x.sqlite", tmp_path / "d")
+
+
+def test_an_existing_reverie_data_folder_is_still_honoured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REVERIE_HOME")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reverie-data").mkdir()
+    s = mc.load_settings()
+    assert (s.home, s.home_source) == (tmp_path / "reverie-data", "./reverie-data")
+    assert s.brain_url == f"sqlite:///{tmp_path / 'reverie-data' / 'brain.sqlite'}"
 
 
 def test_environment_overrides_the_toml_file(
