@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi_offline import FastAPIOffline
 from prometheus_client import REGISTRY, CollectorRegistry
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -40,7 +41,7 @@ def create_app(settings: mc.Settings, workers: Workers, *, host: str | None = No
     ``host`` is the address it will listen on (default ``api_host``): only on
     loopback may it answer without a token while the brain has none.
     """
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc from packaged assets: they work offline
         title="Reverie",
         version="0.1.0",
         summary="Long-term memory for AI agents.",
