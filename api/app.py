@@ -24,6 +24,7 @@ from api import errors, proposal_routes, routes, token_routes
 from api.auth import is_loopback
 from api.limits import BodyLimit
 from api.mcp_http import mount as mount_mcp
+from api.schemas import document_refusals
 from api.site import SiteGuard
 from memory_core.group_commit import TurnBatcher
 from memory_core.metrics import HTTP_METHODS, OTHER, BrainCollector, get_metrics, metrics_for
@@ -78,7 +79,20 @@ def create_app(settings: mc.Settings, workers: Workers, *, host: str | None = No
         )
         app.state.metrics_registry = _metrics_registry(app.state.brain_metrics, workers)
     mount_mcp(app)  # MCP over streamable HTTP at /mcp, with the same bearer tokens
+    app.openapi = _documented(app)  # type: ignore[method-assign]
     return app
+
+
+def _documented(app: FastAPI) -> Callable[[], dict[str, Any]]:
+    """FastAPI's OpenAPI document with every refusal the API answers (api.schemas)."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document_refusals(generate())
+        return app.openapi_schema or {}
+
+    return openapi
 
 
 def _embedder_model(workers: Workers) -> Callable[[], str | None]:

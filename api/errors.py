@@ -7,12 +7,14 @@ names the offending field first in its message.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 import memory_core as mc
 
@@ -66,8 +68,41 @@ def install(app: FastAPI) -> None:
         return JSONResponse(error_body("invalid_argument", message), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(
             exc.status_code, "http_error"
         )
-        return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(request.app, request.scope))
+        return JSONResponse(
+            error_body(code, str(exc.detail)), status_code=exc.status_code, headers=headers
+        )
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(app: FastAPI, scope: Any) -> list[str]:
+    """The methods the API answers on this request's path (the Allow header).
+
+    Read from the OpenAPI document, whose paths name every route's methods (a path
+    spelled out, /v1/memories/merge, is its own and not also an instance of
+    /v1/memories/{trace_id}); a path it leaves out (the docs pages) asks the routes.
+    """
+    path = scope.get("path", "")
+    documented = app.openapi().get("paths", {})
+    candidates = [t for t in documented if _template(t).fullmatch(path)]
+    literal = [t for t in candidates if "{" not in t]
+    if candidates:
+        methods = {m.upper() for t in literal or candidates for m in documented[t]}
+        return [m for m in _METHODS if m in methods]
+    return [
+        method
+        for method in _METHODS
+        if any(r.matches({**scope, "method": method})[0] == Match.FULL for r in app.router.routes)
+    ]
+
+
+def _template(path: str) -> re.Pattern[str]:
+    return re.compile(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(path)))

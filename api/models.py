@@ -2,14 +2,67 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
-from typing import Any, Literal
+from functools import partial
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    TypeAdapter,
+    WithJsonSchema,
+    model_validator,
+)
+
+from memory_core.schema import NOT_BLANK
+from memory_core.traces import MAX_TAG_LENGTH, MAX_TAGS
 
 TraceType = Literal["episodic", "semantic", "procedural", "prospective", "relational"]
 Scope = Literal["thread", "user", "persona", "organization"]
-Id = Field(min_length=1, max_length=256)
+# Text that is not only white space (what memory_core refuses as empty).
+SOME_TEXT = NOT_BLANK
+Id = Annotated[str, Field(min_length=1, max_length=256, pattern=SOME_TEXT)]
+Text = Annotated[str, Field(min_length=1, pattern=SOME_TEXT)]
+Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH, pattern=SOME_TEXT)]
+# Epoch seconds of the years 1 to 9999, what a datetime can hold.
+_EPOCH_RANGE = (-62_135_596_800, 253_402_300_799)
+_ISO = TypeAdapter(datetime)
+
+
+def _when(value: Any, *, numeric_text: bool) -> datetime | float:
+    """ISO 8601 text (a naive time is UTC) or epoch seconds, as the schema says: a
+    number only as a number in a body, as its digits in a query string."""
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return _ISO.validate_python(value)
+        if not numeric_text:
+            raise ValueError("an ISO 8601 date-time, or epoch seconds as a number")
+        value = number
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("an ISO 8601 date-time or epoch seconds")
+    if not (math.isfinite(value) and _EPOCH_RANGE[0] <= value <= _EPOCH_RANGE[1]):
+        raise ValueError("epoch seconds out of range (years 1 to 9999)")
+    return float(value)
+
+
+_WHEN_SCHEMA = WithJsonSchema(
+    {
+        "anyOf": [
+            {"type": "string", "format": "date-time"},
+            {"type": "number", "minimum": _EPOCH_RANGE[0], "maximum": _EPOCH_RANGE[1]},
+        ]
+    }
+)
+# ISO 8601 (a naive time is UTC) or epoch seconds: in a body, and in a query string.
+When = Annotated[datetime | float, PlainValidator(partial(_when, numeric_text=False)), _WHEN_SCHEMA]
+WhenQuery = Annotated[
+    datetime | float, PlainValidator(partial(_when, numeric_text=True)), _WHEN_SCHEMA
+]
 
 
 class Body(BaseModel):
@@ -21,7 +74,7 @@ class MessageIn(Body):
 
     role: Literal["system", "user", "assistant", "tool"]
     content: str
-    name: str | None = Field(None, min_length=1, max_length=256, description="Who said it.")
+    name: Id | None = Field(None, description="Who said it.")
 
 
 class TurnIn(Body):
@@ -36,13 +89,13 @@ class TurnIn(Body):
         "verbatim but never mined for the user's facts.",
     )
     scope: Scope
-    scope_id: str = Field(min_length=1, max_length=256)
-    conversation_id: str | None = Field(None, min_length=1, max_length=256)
-    timestamp: datetime | None = Field(
-        None, description="When the exchange happened, ISO 8601 (naive times are UTC)."
+    scope_id: Id
+    conversation_id: Id | None = None
+    timestamp: When | None = Field(
+        None, description="When the exchange happened: ISO 8601 (naive is UTC) or epoch seconds."
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
-    idempotency_key: str | None = Field(None, min_length=1, max_length=256)
+    idempotency_key: Id | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> TurnIn:
@@ -56,40 +109,80 @@ class TurnIn(Body):
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
+            # One form or the other, with something said in it.
+            "anyOf": [
+                {
+                    "required": ["user", "assistant"],
+                    "properties": {
+                        "user": {"type": "string"},
+                        "assistant": {"type": "string"},
+                        "messages": {"type": "null"},
+                    },
+                    "anyOf": [
+                        {"properties": {"user": {"type": "string", "pattern": SOME_TEXT}}},
+                        {"properties": {"assistant": {"type": "string", "pattern": SOME_TEXT}}},
+                    ],
+                },
+                {
+                    "required": ["messages"],
+                    "properties": {
+                        "user": {"type": "null"},
+                        "assistant": {"type": "null"},
+                        "messages": {
+                            "type": "array",
+                            "contains": {"properties": {"content": {"pattern": SOME_TEXT}}},
+                        },
+                    },
+                },
+            ],
             "example": {
                 "user": "I moved to Lisbon last month.",
                 "assistant": "How is it going?",
                 "scope": "user",
                 "scope_id": "alice",
-            }
+            },
         },
     )
 
 
 class MemoryIn(Body):
-    content: str = Field(min_length=1)
+    content: Text
     type: TraceType = "episodic"
     scope: Scope = "user"
-    scope_id: str | None = Field(None, min_length=1, max_length=256)
-    tags: list[str] = Field(default_factory=list)
-    importance: float = Field(0.5, ge=0.0, le=1.0)
+    scope_id: Id | None = None
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    importance: float = Field(0.5, ge=0.0, le=1.0, strict=True)
     metadata: dict[str, Any] = Field(default_factory=dict)
-    timestamp: datetime | None = None
+    timestamp: When | None = Field(
+        None, description="When it happened: ISO 8601 (naive is UTC) or epoch seconds."
+    )
 
 
 class MemoryPatch(Body):
-    content: str | None = Field(None, min_length=1)
-    tags: list[str] | None = None
+    """Give content, tags or both."""
+
+    content: Text | None = None
+    tags: list[Tag] | None = Field(None, max_length=MAX_TAGS)
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["content"], "properties": {"content": {"type": "string"}}},
+                {"required": ["tags"], "properties": {"tags": {"type": "array"}}},
+            ]
+        },
+    )
 
 
 class MergeIn(Body):
-    ids: list[str] = Field(min_length=2)
-    content: str | None = Field(None, min_length=1)
+    ids: list[Id] = Field(min_length=2, json_schema_extra={"uniqueItems": True})
+    content: Text | None = None
 
 
 class TokenIn(Body):
-    name: str = Field(min_length=1, max_length=64)
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
     can: list[Literal["read", "write", "delete", "dream", "admin"]] = Field(min_length=1)
-    scope_ids: list[str] | None = Field(
+    scope_ids: list[Id] | None = Field(
         None, min_length=1, description="Pin the token to these scope ids: it sees only them."
     )

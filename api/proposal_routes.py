@@ -8,11 +8,12 @@ edited, expired, not pending) answers 409 with the reason and changes nothing.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 
 import memory_core as mc
+from api import schemas as out
 from api.auth import needs
 from memory_core import auth, proposals
 
@@ -26,14 +27,14 @@ def _brain(request: Request) -> mc.Brain:
     return brain
 
 
-@router.get("/v1/proposals")
+@router.get("/v1/proposals", response_model=out.ProposalsOut)
 def list_proposals(
     request: Request,
     caller: CanDream,
     status: Annotated[
-        str, Query(description="pending, accepted, rejected, undone, expired, all")
-    ] = ("pending"),
-    kind: Annotated[str | None, Query(description="prune or merge")] = None,
+        Literal["pending", "accepted", "rejected", "undone", "expired", "all"], Query()
+    ] = "pending",
+    kind: Annotated[Literal["prune", "merge"] | None, Query()] = None,
 ) -> dict[str, Any]:
     """Proposals with their texts: a merge's two texts and exact result, a prune's trace."""
     found = proposals.review(
@@ -56,19 +57,31 @@ def _decide(request: Request, caller: mc.Identity, proposal_id: str, act: Any) -
     return {"decision": decision.to_dict()}
 
 
-@router.post("/v1/proposals/{proposal_id}/accept")
+@router.post(
+    "/v1/proposals/{proposal_id}/accept",
+    response_model=out.DecisionOut,
+    responses=out.refusals(404, 409),
+)
 def accept(proposal_id: str, request: Request, caller: CanDream) -> dict[str, Any]:
     """Apply one proposal with compare-and-set; refused (409) when its traces changed."""
     return _decide(request, caller, proposal_id, proposals.accept)
 
 
-@router.post("/v1/proposals/{proposal_id}/reject")
+@router.post(
+    "/v1/proposals/{proposal_id}/reject",
+    response_model=out.DecisionOut,
+    responses=out.refusals(404, 409),
+)
 def reject(proposal_id: str, request: Request, caller: CanDream) -> dict[str, Any]:
     """Record a rejection: not proposed again while its traces are unchanged."""
     return _decide(request, caller, proposal_id, proposals.reject)
 
 
-@router.post("/v1/proposals/{proposal_id}/undo")
+@router.post(
+    "/v1/proposals/{proposal_id}/undo",
+    response_model=out.DecisionOut,
+    responses=out.refusals(404, 409),
+)
 def undo(proposal_id: str, request: Request, caller: CanDream) -> dict[str, Any]:
     """Reverse an accepted proposal; refused (409) when a trace changed since."""
     return _decide(request, caller, proposal_id, proposals.undo)

@@ -7,15 +7,16 @@ import time
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
 from api import jobs
+from api import schemas as out
 from api.auth import identity, needs
 from api.errors import CODE_STATUS, error_body
-from api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn
+from api.models import MemoryIn, MemoryPatch, MergeIn, Scope, TraceType, TurnIn, WhenQuery
 from memory_core import auth, forget, ingest
 from memory_core.metrics import SEARCH_MODES, Metrics, bounded
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
@@ -42,13 +43,13 @@ def _workers(request: Request) -> Workers:
     return workers
 
 
-def _epoch(value: datetime | None) -> float | None:
-    if value is None:
-        return None
+def _epoch(value: datetime | float | None) -> float | None:
+    if value is None or isinstance(value, float | int):
+        return value
     return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
 
 
-@router.post("/v1/turns", status_code=202, tags=["turns"])
+@router.post("/v1/turns", status_code=202, tags=["turns"], response_model=out.TurnAccepted)
 def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any]:
     """Accept a conversation turn: committed to the inbox, then queued for ingest."""
     fields: dict[str, Any] = {
@@ -68,7 +69,12 @@ def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any
     return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
 
 
-@router.get("/v1/turns/{turn_id}", tags=["turns"])
+@router.get(
+    "/v1/turns/{turn_id}",
+    tags=["turns"],
+    response_model=out.TurnStatus,
+    responses=out.refusals(404),
+)
 def get_turn(turn_id: str, request: Request, caller: CanRead) -> dict[str, Any]:
     """A turn's ingestion status: pending, done or failed."""
     return ingest.turn_status(_brain(request), turn_id, within=caller.within)
@@ -78,7 +84,7 @@ def _send_embed(request: Request, trace_ids: list[str]) -> None:
     jobs.embed(_workers(request), request.app.state.settings, trace_ids)
 
 
-@router.post("/v1/memories", status_code=201, tags=["memories"])
+@router.post("/v1/memories", status_code=201, tags=["memories"], response_model=out.TraceOut)
 def post_memory(body: MemoryIn, request: Request, caller: CanWrite) -> dict[str, Any]:
     """Store one memory trace; searchable when this answers."""
     brain = _brain(request)
@@ -97,15 +103,18 @@ def post_memory(body: MemoryIn, request: Request, caller: CanWrite) -> dict[str,
     return mc.get_trace(brain, trace_id).to_dict()
 
 
-@router.get("/v1/memories", tags=["memories"])
+@router.get("/v1/memories", tags=["memories"], response_model=out.MemoryPage)
 def list_memories(
     request: Request,
     caller: CanRead,
-    scope: Annotated[str | None, Query()] = None,
+    scope: Annotated[Scope | None, Query()] = None,
     scope_id: Annotated[str | None, Query()] = None,
-    type: Annotated[str | None, Query()] = None,
+    type: Annotated[TraceType | None, Query()] = None,
     tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
-    cursor: Annotated[str | None, Query(description="The next_cursor of the page before.")] = None,
+    cursor: Annotated[
+        str | None,
+        Query(pattern=r"^[0-9]{1,18}$", description="The next_cursor of the page before."),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
     """Active memories, newest stored first, a page at a time (stable while others write)."""
@@ -122,7 +131,12 @@ def list_memories(
     return {"memories": [t.to_dict() for t in page.traces], "next_cursor": page.next_cursor}
 
 
-@router.get("/v1/memories/{trace_id}", tags=["memories"])
+@router.get(
+    "/v1/memories/{trace_id}",
+    tags=["memories"],
+    response_model=out.TraceOut,
+    responses=out.refusals(404),
+)
 def get_memory(
     trace_id: str, request: Request, caller: CanRead, include_deleted: bool = False
 ) -> dict[str, Any]:
@@ -133,14 +147,20 @@ def get_memory(
     return trace.to_dict()
 
 
-@router.patch("/v1/memories/{trace_id}", tags=["memories"])
+@router.patch(
+    "/v1/memories/{trace_id}",
+    tags=["memories"],
+    response_model=out.TraceOut,
+    responses=out.refusals(404, 409),
+)
 def patch_memory(
     trace_id: str,
     body: MemoryPatch,
     request: Request,
     caller: CanWrite,
     if_match: Annotated[
-        str | None, Header(description="Expected version (compare-and-set).")
+        str | None,
+        Header(pattern=r'^"?[0-9]+"?$', description="Expected version (compare-and-set)."),
     ] = None,
 ) -> dict[str, Any]:
     """Replace content and/or tags; with If-Match, only if the version still matches."""
@@ -166,7 +186,12 @@ def patch_memory(
     return trace.to_dict()
 
 
-@router.delete("/v1/memories/{trace_id}", tags=["memories"])
+@router.delete(
+    "/v1/memories/{trace_id}",
+    tags=["memories"],
+    response_model=out.Deleted,
+    responses=out.refusals(404),
+)
 def delete_memory(trace_id: str, request: Request, caller: CanDelete) -> dict[str, Any]:
     """Soft-delete: kept for audit, never returned by search."""
     if not mc.delete_trace(_brain(request), trace_id, within=caller.within):
@@ -174,7 +199,12 @@ def delete_memory(trace_id: str, request: Request, caller: CanDelete) -> dict[st
     return {"deleted": True, "id": trace_id}
 
 
-@router.post("/v1/memories/merge", tags=["memories"])
+@router.post(
+    "/v1/memories/merge",
+    tags=["memories"],
+    response_model=out.Merged,
+    responses=out.refusals(404, 409),
+)
 def merge_memories(body: MergeIn, request: Request, caller: CanMerge) -> dict[str, Any]:
     """Merge traces into the most-retrieved one (it deletes the others: write and delete)."""
     result = mc.merge_traces(
@@ -184,9 +214,9 @@ def merge_memories(body: MergeIn, request: Request, caller: CanMerge) -> dict[st
     return {"survivor_id": result.survivor_id, "deleted_ids": result.deleted_ids}
 
 
-@router.delete("/v1/scopes/{scope}/{scope_id}", tags=["memories"])
+@router.delete("/v1/scopes/{scope}/{scope_id}", tags=["memories"], response_model=out.Forgotten)
 def forget_scope_id(
-    scope: str, scope_id: str, request: Request, caller: CanDelete
+    scope: Scope, scope_id: str, request: Request, caller: CanDelete
 ) -> dict[str, Any]:
     """Forget everything of one scope id for good (not undoable): traces, vectors,
     full-text entries, edges, inbox turns, proposals naming them; answers what went."""
@@ -196,18 +226,19 @@ def forget_scope_id(
     return forgotten.to_dict()
 
 
-@router.get("/v1/search", tags=["search"])
+@router.get("/v1/search", tags=["search"], response_model=out.SearchOut)
 def search(
     request: Request,
     caller: CanRead,
     q: Annotated[str, Query(min_length=1, description="FTS5 syntax or plain words.")],
-    type: Annotated[str | None, Query()] = None,
-    scope: Annotated[str | None, Query()] = None,
+    type: Annotated[TraceType | None, Query()] = None,
+    scope: Annotated[Scope | None, Query()] = None,
     scope_id: Annotated[str | None, Query()] = None,
     tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     as_of: Annotated[
-        str | None, Query(description="What was valid then: ISO 8601 or epoch seconds.")
+        WhenQuery | None,
+        Query(description="What was valid then: ISO 8601 (naive is UTC) or epoch seconds."),
     ] = None,
 ) -> dict[str, Any]:
     """Search, best first; the read writes nothing (feedback is queued)."""
@@ -221,7 +252,7 @@ def search(
         scope_id=scope_id,
         tags=tag_list,
         limit=limit,
-        as_of=mc.parse_time(as_of, "as_of"),
+        as_of=_epoch(as_of),
         within=caller.within,
     )
     metrics: Metrics | None = request.app.state.metrics
@@ -235,16 +266,15 @@ def search(
     return response.to_dict()
 
 
-@router.get("/v1/tools", tags=["tools"])
+@router.get("/v1/tools", tags=["tools"], response_model=out.ToolsOut)
 def list_tools(caller: Caller) -> dict[str, Any]:
     """The six tools' JSON schemas, usable as LLM function definitions (any caller)."""
     return {"tools": [{"name": n, **spec} for n, spec in TOOL_SCHEMAS.items()]}
 
 
-@router.post("/v1/tools/{name}", tags=["tools"])
 def call(
     name: str,
-    arguments: dict[str, Any],
+    arguments: Annotated[dict[str, Any], Body()],
     request: Request,
     caller: Caller,
     x_reverie_user: Annotated[str | None, Header()] = None,
@@ -284,7 +314,63 @@ def call(
     return JSONResponse(result)
 
 
-@router.get("/metrics", tags=["ops"])
+def _tool_endpoint(name: str) -> Any:
+    """The route of one tool: ``call`` with its name fixed, so the document types its body."""
+
+    def endpoint(
+        arguments: Annotated[dict[str, Any], Body()],
+        request: Request,
+        caller: Caller,
+        x_reverie_user: Annotated[str | None, Header()] = None,
+        x_reverie_thread: Annotated[str | None, Header()] = None,
+        x_reverie_persona: Annotated[str | None, Header()] = None,
+        x_reverie_organization: Annotated[str | None, Header()] = None,
+    ) -> Response:
+        return call(
+            name,
+            arguments,
+            request,
+            caller,
+            x_reverie_user,
+            x_reverie_thread,
+            x_reverie_persona,
+            x_reverie_organization,
+        )
+
+    return endpoint
+
+
+for _name, _spec in TOOL_SCHEMAS.items():
+    router.add_api_route(
+        f"/v1/tools/{_name}",
+        _tool_endpoint(_name),
+        methods=["POST"],
+        tags=["tools"],
+        name=_name,
+        summary=_name,
+        description=_spec["description"] + " Scope ids come from the X-Reverie-* headers.",
+        response_model=out.ToolResult,
+        responses=out.refusals(404, 409, 501),
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": _spec["parameters"]}},
+            }
+        },
+    )
+# Any other name: 404, "no tool".
+router.add_api_route("/v1/tools/{name}", call, methods=["POST"], include_in_schema=False)
+
+
+@router.get(
+    "/metrics",
+    tags=["ops"],
+    response_class=Response,
+    responses={
+        200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}},
+        **out.refusals(501),
+    },
+)
 def metrics_(request: Request, caller: CanRead) -> Response:
     """Prometheus exposition: this process's metrics and the brain's gauges.
 
@@ -299,13 +385,18 @@ def metrics_(request: Request, caller: CanRead) -> Response:
     return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
-@router.get("/healthz", tags=["ops"])
+@router.get("/healthz", tags=["ops"], response_model=out.HealthOut)
 def healthz() -> dict[str, str]:
     """The process is up."""
     return {"status": "ok"}
 
 
-@router.get("/readyz", tags=["ops"])
+@router.get(
+    "/readyz",
+    tags=["ops"],
+    response_model=out.ReadyOut,
+    responses={503: {"model": out.ReadyOut, "description": "Brain or broker unreachable."}},
+)
 def readyz(request: Request) -> JSONResponse:
     """Brain and broker reachable."""
     checks = {"brain": _check_brain(request), "broker": _check_broker(request)}

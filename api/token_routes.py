@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 
 import memory_core as mc
+from api import schemas as out
 from api.auth import needs
 from api.models import TokenIn
 from memory_core import auth
@@ -23,26 +24,30 @@ def _brain(request: Request) -> mc.Brain:
     return brain
 
 
-@router.get("/v1/tokens")
+@router.get("/v1/tokens", response_model=out.TokensOut)
 def list_tokens(request: Request, _: Admin) -> dict[str, Any]:
     """Every token, revoked ones too; never a secret (none is kept)."""
     return {"tokens": [t.to_dict() for t in auth.list_tokens(_brain(request))]}
 
 
-@router.post("/v1/tokens", status_code=201)
+@router.post(
+    "/v1/tokens", status_code=201, response_model=out.TokenSecretOut, responses=out.refusals(409)
+)
 def create_token(body: TokenIn, request: Request, _: Admin) -> dict[str, Any]:
     """Make a token; the answer holds it, once."""
     info, token = auth.create_token(_brain(request), body.name, body.can, body.scope_ids)
     return {**info.to_dict(), "token": token}
 
 
-@router.post("/v1/tokens/{name}/revoke")
+@router.post("/v1/tokens/{name}/revoke", response_model=out.TokenOut, responses=out.refusals(404))
 def revoke_token(name: str, request: Request, _: Admin) -> dict[str, Any]:
     """Revoke a token: it never works again."""
     return auth.revoke_token(_brain(request), name).to_dict()
 
 
-@router.post("/v1/tokens/{name}/reset")
+@router.post(
+    "/v1/tokens/{name}/reset", response_model=out.TokenSecretOut, responses=out.refusals(404)
+)
 def reset_token(name: str, request: Request, _: Admin) -> dict[str, Any]:
     """A new secret for a token (active again if it was revoked); the old one stops working."""
     info, token = auth.reset_token(_brain(request), name)

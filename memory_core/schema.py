@@ -25,6 +25,10 @@ metadata = MetaData()
 
 TRACE_TYPES = ("episodic", "semantic", "procedural", "prospective", "relational")
 SCOPES = ("thread", "user", "persona", "organization")
+# A JSON Schema pattern for text that is not only white space (``str.strip()`` leaves
+# something): one character Python does not count as a space.  Spelled out, since
+# JSON Schema's ``\\S`` follows ECMAScript, whose white space is not Python's.
+NOT_BLANK = "[^\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
 
 brain_meta = Table(
     "brain_meta",

@@ -21,15 +21,22 @@ from memory_core import traces
 from memory_core.auth import DELETE, DREAM, OPEN, READ, WRITE, Identity
 from memory_core.db import Brain
 from memory_core.errors import Forbidden, InvalidArgument, NotEnabled, ReverieError
-from memory_core.schema import SCOPES, TRACE_TYPES
+from memory_core.schema import NOT_BLANK, SCOPES, TRACE_TYPES
 from memory_core.search import search as search_traces
 from memory_core.timeref import iso, parse_time
 from memory_core.trace_merge import merge_traces
+from memory_core.traces import MAX_TAG_LENGTH, MAX_TAGS
 
 log = logging.getLogger(__name__)
 
-_TAGS = {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": True}
-_TRACE_ID = {"type": "string", "minLength": 1, "description": "ID of the trace (mt_...)."}
+_TEXT = {"type": "string", "minLength": 1, "pattern": NOT_BLANK}  # not only white space
+_TAGS = {
+    "type": "array",
+    "items": {**_TEXT, "maxLength": MAX_TAG_LENGTH},
+    "maxItems": MAX_TAGS,
+    "uniqueItems": True,
+}
+_TRACE_ID = {**_TEXT, "description": "ID of the trace (mt_...)."}
 
 TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
     "memory_add": {
@@ -37,11 +44,7 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
         "parameters": {
             "type": "object",
             "properties": {
-                "content": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "The text to remember.",
-                },
+                "content": {**_TEXT, "description": "The text to remember."},
                 "type": {"type": "string", "enum": list(TRACE_TYPES), "default": "episodic"},
                 "scope": {"type": "string", "enum": list(SCOPES), "default": "user"},
                 "tags": {**_TAGS, "description": "Free-form tags for filtering."},
@@ -56,7 +59,7 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
             "type": "object",
             "properties": {
                 "traceId": _TRACE_ID,
-                "content": {"type": "string", "minLength": 1, "description": "New content."},
+                "content": {**_TEXT, "description": "New content."},
                 "tags": {**_TAGS, "description": "New tags (replace the old ones)."},
             },
             "required": ["traceId"],
@@ -82,11 +85,11 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
             "properties": {
                 "traceIds": {
                     "type": "array",
-                    "items": {"type": "string", "minLength": 1},
+                    "items": _TEXT,
                     "minItems": 2,
                     "uniqueItems": True,
                 },
-                "mergedContent": {"type": "string", "minLength": 1},
+                "mergedContent": _TEXT,
             },
             "required": ["traceIds"],
             "additionalProperties": False,
@@ -100,16 +103,20 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
         "parameters": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1},
+                "query": _TEXT,
                 "type": {"type": "string", "enum": list(TRACE_TYPES)},
                 "scope": {"type": "string", "enum": list(SCOPES)},
                 "tags": {**_TAGS, "description": "Only traces carrying every one of these tags."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
                 "asOf": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Recall what was valid at this time (ISO 8601): traces "
-                    "deleted later still show, traces from later do not.",
+                    "anyOf": [
+                        {"type": "string", "format": "date-time"},
+                        {"type": "string", "format": "date"},
+                        {"type": "number", "minimum": -62_135_596_800, "maximum": 99_999_999_999},
+                        {"type": "string", "pattern": r"^[+-]?[0-9]{1,11}(\.[0-9]+)?$"},
+                    ],
+                    "description": "Recall what was valid at this time (ISO 8601, or epoch "
+                    "seconds): traces deleted later still show, traces from later do not.",
                 },
             },
             "required": ["query"],
@@ -269,7 +276,7 @@ def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         scope=scope,
         scope_id=ctx.scope_ids.get(scope) if scope else None,
         tags=args.get("tags"),
-        limit=args.get("limit", 10),
+        limit=int(args.get("limit", 10)),  # JSON counts 90.0 as an integer
         as_of=parse_time(args.get("asOf"), "asOf"),
         within=ctx.identity.within,
     )
