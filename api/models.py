@@ -19,9 +19,8 @@ from pydantic import (
 
 from memory_core.schema import NOT_BLANK
 from memory_core.traces import MAX_TAG_LENGTH, MAX_TAGS
+from reverie.types import Scope, TraceType
 
-TraceType = Literal["episodic", "semantic", "procedural", "prospective", "relational"]
-Scope = Literal["thread", "user", "persona", "organization"]
 # Text that is not only white space (what memory_core refuses as empty).
 SOME_TEXT = NOT_BLANK
 Id = Annotated[str, Field(min_length=1, max_length=256, pattern=SOME_TEXT)]

@@ -13,9 +13,10 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 
 import memory_core as mc
-from api import schemas as out
 from api.auth import needs
+from api.schemas import refusals
 from memory_core import auth, proposals
+from reverie import types as out
 
 router = APIRouter(tags=["proposals"])
 CanDream = Annotated[mc.Identity, Depends(needs(auth.DREAM))]
@@ -60,7 +61,7 @@ def _decide(request: Request, caller: mc.Identity, proposal_id: str, act: Any) -
 @router.post(
     "/v1/proposals/{proposal_id}/accept",
     response_model=out.DecisionOut,
-    responses=out.refusals(404, 409),
+    responses=refusals(404, 409),
 )
 def accept(proposal_id: str, request: Request, caller: CanDream) -> dict[str, Any]:
     """Apply one proposal with compare-and-set; refused (409) when its traces changed."""
@@ -70,7 +71,7 @@ def accept(proposal_id: str, request: Request, caller: CanDream) -> dict[str, An
 @router.post(
     "/v1/proposals/{proposal_id}/reject",
     response_model=out.DecisionOut,
-    responses=out.refusals(404, 409),
+    responses=refusals(404, 409),
 )
 def reject(proposal_id: str, request: Request, caller: CanDream) -> dict[str, Any]:
     """Record a rejection: not proposed again while its traces are unchanged."""
@@ -80,7 +81,7 @@ def reject(proposal_id: str, request: Request, caller: CanDream) -> dict[str, An
 @router.post(
     "/v1/proposals/{proposal_id}/undo",
     response_model=out.DecisionOut,
-    responses=out.refusals(404, 409),
+    responses=refusals(404, 409),
 )
 def undo(proposal_id: str, request: Request, caller: CanDream) -> dict[str, Any]:
     """Reverse an accepted proposal; refused (409) when a trace changed since."""

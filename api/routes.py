@@ -13,13 +13,15 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
 from api import jobs
-from api import schemas as out
 from api.auth import identity, needs
 from api.errors import CODE_STATUS, error_body
-from api.models import MemoryIn, MemoryPatch, MergeIn, Scope, TraceType, TurnIn, WhenQuery
+from api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn, WhenQuery
+from api.schemas import refusals
 from memory_core import auth, forget, ingest
 from memory_core.metrics import SEARCH_MODES, Metrics, bounded
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
+from reverie import types as out
+from reverie.types import Scope, TraceType
 from workers import Workers
 
 log = logging.getLogger(__name__)
@@ -73,7 +75,7 @@ def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any
     "/v1/turns/{turn_id}",
     tags=["turns"],
     response_model=out.TurnStatus,
-    responses=out.refusals(404),
+    responses=refusals(404),
 )
 def get_turn(turn_id: str, request: Request, caller: CanRead) -> dict[str, Any]:
     """A turn's ingestion status: pending, done or failed."""
@@ -135,7 +137,7 @@ def list_memories(
     "/v1/memories/{trace_id}",
     tags=["memories"],
     response_model=out.TraceOut,
-    responses=out.refusals(404),
+    responses=refusals(404),
 )
 def get_memory(
     trace_id: str, request: Request, caller: CanRead, include_deleted: bool = False
@@ -151,7 +153,7 @@ def get_memory(
     "/v1/memories/{trace_id}",
     tags=["memories"],
     response_model=out.TraceOut,
-    responses=out.refusals(404, 409),
+    responses=refusals(404, 409),
 )
 def patch_memory(
     trace_id: str,
@@ -190,7 +192,7 @@ def patch_memory(
     "/v1/memories/{trace_id}",
     tags=["memories"],
     response_model=out.Deleted,
-    responses=out.refusals(404),
+    responses=refusals(404),
 )
 def delete_memory(trace_id: str, request: Request, caller: CanDelete) -> dict[str, Any]:
     """Soft-delete: kept for audit, never returned by search."""
@@ -203,7 +205,7 @@ def delete_memory(trace_id: str, request: Request, caller: CanDelete) -> dict[st
     "/v1/memories/merge",
     tags=["memories"],
     response_model=out.Merged,
-    responses=out.refusals(404, 409),
+    responses=refusals(404, 409),
 )
 def merge_memories(body: MergeIn, request: Request, caller: CanMerge) -> dict[str, Any]:
     """Merge traces into the most-retrieved one (it deletes the others: write and delete)."""
@@ -236,6 +238,14 @@ def search(
     scope_id: Annotated[str | None, Query()] = None,
     tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
+    min_score: Annotated[
+        float | None,
+        Query(
+            ge=0,
+            le=1,
+            description="Leave out hits of lower relevance (default: search_min_score).",
+        ),
+    ] = None,
     as_of: Annotated[
         WhenQuery | None,
         Query(description="What was valid then: ISO 8601 (naive is UTC) or epoch seconds."),
@@ -254,6 +264,7 @@ def search(
         limit=limit,
         as_of=_epoch(as_of),
         within=caller.within,
+        min_score=min_score,
     )
     metrics: Metrics | None = request.app.state.metrics
     if metrics is not None:
@@ -350,7 +361,7 @@ for _name, _spec in TOOL_SCHEMAS.items():
         summary=_name,
         description=_spec["description"] + " Scope ids come from the X-Reverie-* headers.",
         response_model=out.ToolResult,
-        responses=out.refusals(404, 409, 501),
+        responses=refusals(404, 409, 501),
         openapi_extra={
             "requestBody": {
                 "required": True,
@@ -368,7 +379,7 @@ router.add_api_route("/v1/tools/{name}", call, methods=["POST"], include_in_sche
     response_class=Response,
     responses={
         200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}},
-        **out.refusals(501),
+        **refusals(501),
     },
 )
 def metrics_(request: Request, caller: CanRead) -> Response:

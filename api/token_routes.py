@@ -10,10 +10,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 
 import memory_core as mc
-from api import schemas as out
 from api.auth import needs
 from api.models import TokenIn
+from api.schemas import refusals
 from memory_core import auth
+from reverie import types as out
 
 router = APIRouter(tags=["tokens"])
 Admin = Annotated[mc.Identity, Depends(needs(auth.ADMIN))]
@@ -31,7 +32,7 @@ def list_tokens(request: Request, _: Admin) -> dict[str, Any]:
 
 
 @router.post(
-    "/v1/tokens", status_code=201, response_model=out.TokenSecretOut, responses=out.refusals(409)
+    "/v1/tokens", status_code=201, response_model=out.TokenSecretOut, responses=refusals(409)
 )
 def create_token(body: TokenIn, request: Request, _: Admin) -> dict[str, Any]:
     """Make a token; the answer holds it, once."""
@@ -39,15 +40,13 @@ def create_token(body: TokenIn, request: Request, _: Admin) -> dict[str, Any]:
     return {**info.to_dict(), "token": token}
 
 
-@router.post("/v1/tokens/{name}/revoke", response_model=out.TokenOut, responses=out.refusals(404))
+@router.post("/v1/tokens/{name}/revoke", response_model=out.TokenOut, responses=refusals(404))
 def revoke_token(name: str, request: Request, _: Admin) -> dict[str, Any]:
     """Revoke a token: it never works again."""
     return auth.revoke_token(_brain(request), name).to_dict()
 
 
-@router.post(
-    "/v1/tokens/{name}/reset", response_model=out.TokenSecretOut, responses=out.refusals(404)
-)
+@router.post("/v1/tokens/{name}/reset", response_model=out.TokenSecretOut, responses=refusals(404))
 def reset_token(name: str, request: Request, _: Admin) -> dict[str, Any]:
     """A new secret for a token (active again if it was revoked); the old one stops working."""
     info, token = auth.reset_token(_brain(request), name)

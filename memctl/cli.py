@@ -162,6 +162,10 @@ def search(
     scope_id: Annotated[str | None, typer.Option("--scope-id", help="Only this scope id.")] = None,
     tags: Annotated[str | None, typer.Option(help="Only traces with all these tags.")] = None,
     limit: Annotated[int, typer.Option(help="How many results, 1 to 100.")] = 10,
+    min_score: Annotated[
+        float | None,
+        typer.Option("--min-score", help="Leave out hits of lower relevance (0 to 1)."),
+    ] = None,
     as_of: Annotated[
         str | None,
         typer.Option("--as-of", help="What was valid then (ISO 8601 time or epoch seconds)."),
@@ -177,6 +181,7 @@ def search(
         scope_id=scope_id,
         tags=_tags(tags),
         limit=limit,
+        min_score=min_score,
         as_of=mc.parse_time(as_of, "--as-of"),
     )
     for channel in response.degraded:

@@ -182,6 +182,13 @@ class _TermShares:
 _term_shares = _TermShares()
 
 
+def document_frequencies(
+    conn: Connection, cache_key: str, total: int, stems: Sequence[str]
+) -> dict[str, int]:
+    """How many traces hold each stem (cached per brain, as for natural queries)."""
+    return _term_shares.df(conn, cache_key or "-", total, stems)
+
+
 def natural_query(conn: Connection, query: str, settings: Settings, cache_key: str = "") -> str:
     """An FTS5 query from plain words: content words, quoted, OR-ed.
 

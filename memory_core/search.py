@@ -30,15 +30,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
 
-from memory_core import dense, lexical, ranking, timeref
+from memory_core import dense, lexical, ranking, relevance, timeref
 from memory_core.db import Brain
 from memory_core.embedders.base import Embedder
 from memory_core.errors import ChannelUnavailable, InvalidArgument
 from memory_core.lexical import natural_query
 from memory_core.query_embedding import Unusable, query_embedder
 from memory_core.settings import Settings
+from memory_core.textutil import content_words, stem
 from memory_core.traces import Trace, check_scope, check_tags, check_type
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class SearchHit:
     channels: dict[str, dict[str, Any]]
     fused: float = 0.0
     adjustments: dict[str, float] = field(default_factory=dict)
+    relevance: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         t = self.trace
@@ -76,6 +78,7 @@ class SearchHit:
             "fused": round(self.fused, 6),
             "channels": self.channels,
             "adjustments": {k: round(v, 6) for k, v in self.adjustments.items()},
+            "relevance": round(self.relevance, 6),
             "occurred_at": timeref.iso(t.occurred_at),
             "created_at": timeref.iso(t.created_at),
             "metadata": t.metadata,
@@ -190,10 +193,13 @@ def search(
     now: float | None = None,
     embedder: Embedder | None = DEFAULT_EMBEDDER,
     within: frozenset[str] | None = None,
+    min_score: float | None = None,
 ) -> SearchResponse:
     """Best-first traces for ``query`` among those passing every filter.
 
     ``within``: the scope ids the caller is confined to, a filter like the others.
+    ``min_score``: hits of lower relevance (:mod:`memory_core.relevance`) are left
+    out; None: the ``search_min_score`` setting; 0: none is.
     """
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgument("query must be a non-empty string")
@@ -206,6 +212,7 @@ def search(
         within=within,
     )
     limit = check_limit(limit)
+    floor = check_min_score(min_score if min_score is not None else brain.settings.search_min_score)
     # An as-of search ranks as it would have then: recency, decay and "last week" from then.
     now = now if now is not None else filters.as_of if filters.as_of is not None else time.time()
     s = brain.settings
@@ -221,16 +228,53 @@ def search(
         if vector_search is not None:
             selective = filters.scope_id is not None or within is not None
             scores = _degrading(degraded, vector_search.finish, conn, where, params, selective)
-        floor = s.search_vector_min_similarity
-        cands, scores = _candidates(conn, lex, scores, depth, where, params, floor)
-        best = _rank(cands, query, scores, now, s)[:limit]
+        similar = s.search_vector_min_similarity
+        cands, scores = _candidates(conn, lex, scores, depth, where, params, similar)
+        ranked = _rank(cands, query, scores, now, s)
+        # Relevance needs the texts: read for the best few, which a floor may thin out.
+        best = ranked[: limit if floor <= 0 else max(limit * _FLOOR_READS, limit)]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
-    hits = [
-        SearchHit(full[c.facts.seq], c.score, c.strength, c.channels(), c.fused, dict(c.factors))
-        for c in best
-    ]
+        weights = _query_weights(conn, brain, query)
+    hits = []
+    for c in best:
+        trace = full[c.facts.seq]
+        cosine = c.vector_score if scores is not None else None
+        fit = relevance.relevance(cosine, relevance.coverage(weights, _indexed_text(trace)))
+        if fit < floor:
+            continue
+        hits.append(
+            SearchHit(trace, c.score, c.strength, c.channels(), c.fused, dict(c.factors), fit)
+        )
+        if len(hits) == limit:
+            break
     channels = ["bm25", *([VECTOR] if scores is not None else [])]
     return SearchResponse(hits, lex.mode, lex.query, degraded, channels)
+
+
+# With a floor, the texts of this many times ``limit`` of the best are read.
+_FLOOR_READS = 4
+
+
+def check_min_score(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise InvalidArgument(f"min_score must be a number from 0 to 1; got {value!r}")
+    return float(value)
+
+
+def _query_weights(conn: Connection, brain: Brain, query: str) -> dict[str, float]:
+    """The idf weight of each of the query's words, from the full-text index's counts."""
+    words = content_words(query)
+    if not words:
+        return {}
+    total = int(conn.execute(text("SELECT coalesce(max(seq), 0) FROM memory_traces")).scalar_one())
+    stems = [stem(w) for w in words]
+    df = lexical.document_frequencies(conn, brain.url, total, stems)
+    return relevance.query_weights(query, df, total)
+
+
+def _indexed_text(trace: Trace) -> str:
+    """What the full-text index holds of a trace: its content and tags."""
+    return " ".join([trace.content, *trace.tags])
 
 
 def _start_vector(

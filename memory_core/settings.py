@@ -140,6 +140,13 @@ class Settings(BaseSettings):
     search_vector_weight: float = Field(
         0.5, ge=0, le=1, description="Share of the vector channel in the fused score; 0: off."
     )
+    search_min_score: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Hits of lower relevance (the larger of cosine similarity and idf-weighted "
+        "share of the query's words) are left out; 0: none is.",
+    )
     search_vector_min_similarity: float = Field(
         0.15,
         ge=-1,

@@ -108,6 +108,13 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
                 "scope": {"type": "string", "enum": list(SCOPES)},
                 "tags": {**_TAGS, "description": "Only traces carrying every one of these tags."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
+                "minScore": {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1,
+                    "description": "Leave out hits less relevant than this (0-1; default: the "
+                    "server's floor). A query about something never stored answers nothing.",
+                },
                 "asOf": {
                     "anyOf": [
                         {"type": "string", "format": "date-time"},
@@ -279,6 +286,7 @@ def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         limit=int(args.get("limit", 10)),  # JSON counts 90.0 as an integer
         as_of=parse_time(args.get("asOf"), "asOf"),
         within=ctx.identity.within,
+        min_score=args.get("minScore"),
     )
     results = [
         {
@@ -289,6 +297,7 @@ def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             "strength": round(h.strength, 4),
             "tags": h.trace.tags,
             "score": round(h.score, 4),
+            "relevance": round(h.relevance, 4),
             "occurred_at": iso(h.trace.occurred_at),
             "created_at": iso(h.trace.created_at),
         }

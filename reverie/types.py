@@ -1,0 +1,220 @@
+"""What the API answers, as typed results: the server declares its responses with these
+models and :mod:`reverie.client` parses them into the same.
+
+Fields a newer server adds are ignored, so an older client keeps working.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TraceType = Literal["episodic", "semantic", "procedural", "prospective", "relational"]
+Scope = Literal["thread", "user", "persona", "organization"]
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ErrorDetail(Out):
+    code: str = Field(description="Stable, machine-readable: not_found, conflict, ...")
+    message: str = Field(description="What was wrong, naming the field first when one was.")
+
+
+class ErrorOut(Out):
+    """Every refusal: ``{"error": {"code", "message"}}``; nothing was changed."""
+
+    error: ErrorDetail
+
+
+class TraceOut(Out):
+    """One memory trace; times are epoch seconds."""
+
+    id: str
+    brain_id: str
+    type: TraceType
+    scope: Scope
+    scope_id: str | None
+    content: str
+    content_hash: str
+    tags: list[str]
+    importance: float
+    strength: float
+    stability: float
+    created_at: float
+    updated_at: float
+    occurred_at: float | None
+    last_accessed: float | None
+    retrieval_count: int
+    metadata: dict[str, Any]
+    sources: list[Any]
+    deleted: bool
+    deleted_reason: str | None
+    deleted_at: float | None
+    version: int = Field(description="Incremented by every change; If-Match compares it.")
+    stream: str | None
+    learnt_at: float | None
+
+
+class Channel(Out):
+    rank: int | None = Field(description="Its rank in this channel; null: scored only.")
+    score: float
+
+
+class HitOut(Out):
+    """One search result: the trace, its score and how it was reached."""
+
+    id: str
+    content: str
+    type: TraceType
+    scope: Scope
+    scope_id: str | None
+    tags: list[str]
+    strength: float
+    score: float = Field(description="The final score: fused, then adjusted.")
+    fused: float = Field(description="The channels' fused score, before adjustments.")
+    channels: dict[str, Channel] = Field(description="Each channel that found it: rank, score.")
+    adjustments: dict[str, float]
+    relevance: float = Field(
+        description="How well it answers the query, 0-1, whatever the other hits: the larger "
+        "of cosine similarity and the idf-weighted share of the query's words it holds."
+    )
+    occurred_at: str | None = Field(description="When it happened, ISO 8601 UTC.")
+    created_at: str = Field(description="When it was stored, ISO 8601 UTC.")
+    metadata: dict[str, Any]
+
+
+class SearchOut(Out):
+    results: list[HitOut]
+    mode: Literal["fts", "natural"] = Field(description="How the full-text channel read q.")
+    query: str = Field(description="The full-text query that ran.")
+    channels: list[str] = Field(description="The channels that ranked.")
+    degraded: list[str] = Field(description="Channels that should have ranked and could not.")
+
+
+class TurnAccepted(Out):
+    turn_id: str
+    duplicate: bool = Field(description="The idempotency key was seen: the first turn's id.")
+    enqueued: bool = Field(description="Queued now; otherwise reconcile will queue it.")
+
+
+class TurnStatus(Out):
+    id: str
+    status: Literal["pending", "done", "failed"]
+    attempts: int
+    last_error: str | None
+    created_at: float
+    processed_at: float | None
+
+
+class MemoryPage(Out):
+    memories: list[TraceOut] = Field(description="Newest stored first.")
+    next_cursor: str | None = Field(description="Pass as cursor for the next page; null: last.")
+
+
+class Deleted(Out):
+    deleted: bool
+    id: str
+
+
+class Merged(Out):
+    survivor_id: str
+    deleted_ids: list[str]
+
+
+class Forgotten(Out):
+    """What forgetting one scope id removed, for good."""
+
+    scope: Scope | None
+    scope_id: str
+    traces: int
+    vectors: int
+    turns: int
+    edges: int
+    proposals: int
+
+
+class ToolOut(BaseModel):
+    """One tool: its name and JSON schemas, usable as an LLM function definition."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+    description: str
+
+
+class ToolsOut(Out):
+    tools: list[ToolOut]
+
+
+class ToolResult(BaseModel):
+    """The tool's result; its shape is the tool's (see GET /v1/tools)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class TokenOut(Out):
+    """A token as listed: never its secret."""
+
+    id: str
+    name: str
+    capabilities: list[str]
+    scope_ids: list[str] | None
+    created_at: float
+    revoked_at: float | None
+
+
+class TokenSecretOut(TokenOut):
+    token: str = Field(description="The secret, shown this once: keep it.")
+
+
+class TokensOut(Out):
+    tokens: list[TokenOut]
+
+
+class ProposalTrace(Out):
+    id: str | None
+    content: str | None
+    type: str | None
+    importance: float | None
+    occurred_at: float | None
+
+
+class ProposalOut(Out):
+    id: str
+    kind: Literal["prune", "merge"]
+    status: str
+    created_at: float
+    age_seconds: float
+    summary: str
+    pass_id: str | None
+    trace_ids: list[str]
+    reason: str | None
+    scores: dict[str, float]
+    edited: bool = Field(description="Its file was changed by hand since it was written.")
+    traces: list[ProposalTrace]
+    merged_content: str | None = Field(None, description="A merge's exact result.")
+
+
+class ProposalsOut(Out):
+    proposals: list[ProposalOut]
+
+
+class DecisionDetail(Out):
+    id: str
+    outcome: Literal["applied", "rejected", "undone"]
+    detail: str
+
+
+class DecisionOut(Out):
+    decision: DecisionDetail
+
+
+class HealthOut(Out):
+    status: Literal["ok"]
+
+
+class ReadyOut(Out):
+    status: Literal["ok", "unavailable"]
+    checks: dict[str, str]
