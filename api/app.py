@@ -8,6 +8,7 @@ function and maps errors through :mod:`api.errors`.
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
@@ -178,10 +179,30 @@ def _enqueuer(workers: Workers) -> Callable[[list[str]], bool]:
     return send
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, so a taken address is said before anything starts
+    (uvicorn would bind it only once serving, after "listening" was printed)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError as e:
+        sock.close()
+        raise mc.AddressUnavailable(f"cannot listen on {host}:{port}: {e.strerror or e}") from e
+    return sock
+
+
 def run(
-    settings: mc.Settings, workers: Workers, host: str, port: int, **uvicorn_options: Any
+    settings: mc.Settings,
+    workers: Workers,
+    host: str,
+    port: int,
+    sock: socket.socket | None = None,
+    **uvicorn_options: Any,
 ) -> None:
-    """Serve the API with uvicorn until interrupted.
+    """Serve the API with uvicorn until interrupted, on ``sock`` when given (bound by
+    :func:`listen`).
 
     The caller checks the address first (:func:`api.auth.check_bind`), before
     it starts workers and a scheduler beside the API.
@@ -189,4 +210,11 @@ def run(
     import uvicorn
 
     app = create_app(settings, workers, host=host)
-    uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", **uvicorn_options)
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock] if sock is not None else None)
+    except KeyboardInterrupt:  # the interrupt that stops the server, re-raised by uvicorn
+        pass
+    if not server.started:
+        raise mc.ReverieError("the API did not start (REVERIE_LOG_LEVEL=INFO shows why)")

@@ -13,6 +13,12 @@ is ``GET /v1/search?min_score=F`` for each floor F.
   each conversation's questions asked of the next conversation's brain (other
   people, other lives) give the share answered with nothing.
 
+Each query is asked once, with ``min_score=0`` and a limit of ``4 * 10``: a
+search with a floor reads that many of its best and keeps the first 10 at or
+above the floor, so applying each floor to the one answer's ``relevance``
+gives exactly what ``min_score=F&limit=10`` answers -- without the retrieval
+feedback of one floor's searches moving the next floor's ranking.
+
 Run: ``PYTHONPATH=. .venv/bin/python -m bench.relevance_floor [--floors 0,0.3,...]``.
 """
 
@@ -35,6 +41,7 @@ from api.app import create_app
 from bench.consolidation_retention import _dia_ids, _post
 from bench.locomo import DEFAULT_DATA, load_conversations
 from bench.locomo_scoring import score_question
+from memory_core.search import FLOOR_READS
 from workers import start_embedded
 
 log = logging.getLogger(__name__)
@@ -42,7 +49,9 @@ DATA = Path(__file__).resolve().parent / "data"
 LIMIT = 10
 FLOORS = (0.0, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55)
 
-Ranked = Callable[[str, str, float], list[str]]  # (query, scope id, floor) -> turn ids
+# (query, scope id) -> each hit's relevance and the turn ids it stands for, best first
+Ranked = Callable[[str, str], list[tuple[float, list[str]]]]
+READ = FLOOR_READS  # how deep a floored search looks
 
 
 def _brain_served(folder: Path) -> tuple[mc.Settings, Any, TestClient]:
@@ -65,16 +74,13 @@ def _ranked(client: TestClient, brain: mc.Brain, key: str) -> Ranked:
             by_trace.update(_turn_ids(brain, key))
         return by_trace.get(trace_id, [])
 
-    def ranked(query: str, scope_id: str, floor: float) -> list[str]:
+    def ranked(query: str, scope_id: str) -> list[tuple[float, list[str]]]:
         answer = client.get(
             "/v1/search",
-            params={"q": query, "scope_id": scope_id, "limit": LIMIT, "min_score": floor},
+            params={"q": query, "scope_id": scope_id, "limit": LIMIT * READ, "min_score": 0},
         )
         answer.raise_for_status()
-        out: list[str] = []
-        for hit in answer.json()["results"]:
-            out += [d for d in ids_of(hit["id"]) if d not in out] or ["-"]
-        return out
+        return [(hit["relevance"], ids_of(hit["id"])) for hit in answer.json()["results"]]
 
     return ranked
 
@@ -101,21 +107,33 @@ def _score(
     absent_scope: str,
     floors: Sequence[float],
 ) -> dict[str, dict[str, float]]:
+    asked = [(ranked(q, scope_id), answers) for q, answers in present]
+    away = [ranked(q, absent_scope) for q in absent]
+
+    def kept(hits: list[tuple[float, list[str]]], floor: float) -> list[list[str]]:
+        return [ids for fit, ids in hits if fit >= floor][:LIMIT]
+
     out = {}
     for floor in floors:
-        recall, rr, emptied = [], [], 0
-        for query, answers in present:
-            hits = ranked(query, scope_id, floor)
-            scored = score_question(hits, answers)
+        recall, rr, emptied, shown = [], [], 0, 0
+        for all_hits, answers in asked:
+            hits = kept(all_hits, floor)
+            turns: list[str] = []
+            for ids in hits:
+                turns += [d for d in ids if d not in turns] or ["-"]
+            scored = score_question(turns, answers)
             recall.append(scored["recall"][10])
             rr.append(scored["reciprocal_rank"])
             emptied += not hits
-        nothing = sum(not ranked(q, absent_scope, floor) for q in absent)
+            shown += len(hits)
+        absent_hits = [len(kept(hits, floor)) for hits in away]
         out[f"{floor:g}"] = {
             "R@10": round(100 * sum(recall) / len(recall), 1),
             "MRR": round(100 * sum(rr) / len(rr), 1),
-            "present answered nothing %": round(100 * emptied / len(present), 1),
-            "absent answered nothing %": round(100 * nothing / len(absent), 1) if absent else 0,
+            "present: none %": round(100 * emptied / len(present), 1),
+            "present: hits": round(shown / len(present), 1),
+            "absent: none %": round(100 * absent_hits.count(0) / len(absent), 1),
+            "absent: hits": round(sum(absent_hits) / len(absent), 1),
         }
     return out
 
@@ -179,9 +197,9 @@ def run_locomo(floors: Sequence[float]) -> dict[str, Any]:
 
 def _table(title: str, by_floor: dict[str, dict[str, float]]) -> str:
     metrics = list(next(iter(by_floor.values())))
-    lines = [title, "floor  " + "  ".join(f"{m:>26}" for m in metrics)]
+    lines = [title, "floor  " + "  ".join(f"{m:>15}" for m in metrics)]
     for floor, row in by_floor.items():
-        lines.append(f"{floor:>5}  " + "  ".join(f"{row[m]:>26}" for m in metrics))
+        lines.append(f"{floor:>5}  " + "  ".join(f"{row[m]:>15}" for m in metrics))
     return "\n".join(lines)
 
 

@@ -34,6 +34,7 @@ EXIT_CODES: dict[type[mc.ReverieError], int] = {
     mc.NotEnabled: 6,
     mc.Unauthorized: 7,
     mc.Forbidden: 7,
+    mc.AddressUnavailable: 9,
 }
 
 app = typer.Typer(

@@ -61,8 +61,9 @@ def register(app: typer.Typer, state_of: object) -> None:
             return
         out.table(
             f"dream pass {report.pass_id} ({report.status}, {doc['duration_s']} s)",
-            ["step", "counts", "s"],
-            [[s.name, s.counts, f"{s.duration_s:.2f}"] for s in report.steps],
+            ["step", "what it did", "took"],
+            [[s.name, _said(s.counts), f"{s.duration_s:.2f}s"] for s in report.steps],
+            numeric=(2,),
         )
         if report.report_path:
             out.console.print(f"report: {report.report_path}")
@@ -102,17 +103,19 @@ def _register_dreams(app: typer.Typer, state_of: object) -> None:
             return
         out.table(
             None,
-            ["pass", "started", "status", "s", "counts"],
+            ["pass", "status", "took", *(name for name, _ in _COLUMNS)],
             [
                 [
                     p["pass_id"],
-                    out.when(p["started_at"]),
                     p["status"] + (" (undone)" if p.get("undone") else ""),
-                    p["duration_s"],
-                    _short(p["counts"]),
+                    f"{p['duration_s']:.2f}s",
+                    *(_count(p["counts"], keys) for _, keys in _COLUMNS),
                 ]
                 for p in passes
             ],
+            numeric=range(2, 3 + len(_COLUMNS)),
+            whole=(0,),
+            dense=True,
         )
 
     @dreams.command("undo")
@@ -134,8 +137,25 @@ def _register_dreams(app: typer.Typer, state_of: object) -> None:
         )
 
 
-def _short(counts: dict[str, dict[str, int]]) -> str:
-    return ", ".join(f"{step}: {c}" for step, c in counts.items() if any(c.values()))
+# The columns of `memctl dreams`: what a pass did, each the sum of these counts.
+_COLUMNS = (
+    ("proposed", (("prune", "proposed"), ("merge", "proposed"))),
+    ("merged", (("merge", "merged"),)),
+    ("linked", (("strengthen", "edges"),)),
+    ("derived", (("derive", "derived"),)),
+    ("compacted", (("compact", "compacted"),)),
+)
+
+
+def _said(counts: dict[str, int]) -> str:
+    """A step's counts as words, the zeros left out: "merged 2, proposed 1"."""
+    done = [f"{name.replace('_', ' ')} {n}" for name, n in counts.items() if n]
+    return ", ".join(done) or "-"
+
+
+def _count(counts: dict[str, dict[str, int]], keys: tuple[tuple[str, str], ...]) -> str:
+    total = sum(int(counts.get(step, {}).get(name, 0)) for step, name in keys)
+    return str(total) if total else "-"
 
 
 def _emit(as_json: bool, doc: dict[str, str], line: str) -> None:

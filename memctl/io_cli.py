@@ -79,13 +79,22 @@ def register(app: typer.Typer, state_of: object) -> None:
         include_embeddings: Annotated[
             bool, typer.Option("--include-embeddings", help="JSON: include the vectors.")
         ] = False,
+        scope_id: Annotated[
+            str | None,
+            typer.Option("--scope-id", help="Export this one's memories only (not sqlite)."),
+        ] = None,
     ) -> None:
-        """Export the brain to a new file or folder."""
+        """Export the brain (or one scope id's memories) to a new file or folder."""
         state = state_of(ctx)  # type: ignore[operator]
         brain = state.brain()
         with _progress(f"export {fmt}", not state.json) as progress:
             doc = export_brain(
-                brain, fmt, path, include_embeddings=include_embeddings, progress=progress
+                brain,
+                fmt,
+                path,
+                include_embeddings=include_embeddings,
+                progress=progress,
+                scope_id=scope_id,
             )
         if state.json:
             out.emit_json(doc)

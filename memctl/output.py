@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
-console = Console(highlight=False, soft_wrap=True)
+# Piped, tables are as wide as they need to be (up to 160), not squeezed into 80.
+_PIPED_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
+console = Console(highlight=False, soft_wrap=True, width=_PIPED_WIDTH)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -44,10 +49,31 @@ def shorten(text: str, width: int = 80) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
+def table(
+    title: str | None,
+    columns: list[str],
+    rows: list[list[Any]],
+    numeric: Iterable[int] = (),
+    whole: Iterable[int] = (),
+    dense: bool = False,
+) -> None:
+    """A table on stdout; the ``numeric`` columns (by position) right-aligned, the
+    ``whole`` ones never wrapped (ids a person copies); ``dense``: rules under the
+    header only, for wide tables."""
+    right, unwrapped = set(numeric), set(whole)
     t = Table(title=title, show_lines=False, title_justify="left")
-    for c in columns:
-        t.add_column(c, overflow="fold")
+    if dense:
+        t = Table(
+            title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False
+        )
+    for k, c in enumerate(columns):
+        t.add_column(
+            c,
+            min_width=len(c) if dense else None,
+            overflow="fold",
+            justify="right" if k in right else "left",
+            no_wrap=k in unwrapped,
+        )
     for r in rows:
         t.add_row(*(str(v) for v in r))
     console.print(t)

@@ -15,13 +15,14 @@ def up(settings: mc.Settings, host: str, port: int) -> None:
     """Embedded: API, worker threads and the scheduler in this process.
     With Redis configured: the API only (workers run as `memctl worker`,
     the scheduler as `memctl scheduler`)."""
-    from api.app import run
+    from api.app import listen, run
     from api.auth import check_bind
     from memory_core.schedule import LeaseHeld
     from scheduler import LeasedScheduler, build_scheduler
     from workers import setup, start_embedded
 
     check_bind(mc.open_brain(settings), host)  # before starting anything
+    sock = listen(host, port)
     embedded = not settings.redis_url
     workers = start_embedded(settings) if embedded else setup(settings)
     scheduler: LeasedScheduler | None = None
@@ -39,7 +40,7 @@ def up(settings: mc.Settings, host: str, port: int) -> None:
             f"reverie listening on http://{host}:{port} ({mode}); brain {settings.brain_url}",
             file=sys.stderr,
         )
-        run(settings, workers, host, port)
+        run(settings, workers, host, port, sock)
     finally:
         if scheduler is not None:
             scheduler.shutdown()

@@ -7,6 +7,7 @@ scheduler, the API and memctl are thin adapters over what is exported here.
 from memory_core.auth import OPEN, Identity
 from memory_core.db import Brain, close_all, close_brain, open_brain
 from memory_core.errors import (
+    AddressUnavailable,
     BrainError,
     BrainNotFound,
     ConfigError,
@@ -37,6 +38,7 @@ from memory_core.traces import (
 __all__ = [
     "OPEN",
     "TOOL_SCHEMAS",
+    "AddressUnavailable",
     "Brain",
     "BrainError",
     "BrainNotFound",

@@ -84,3 +84,9 @@ class Forbidden(ReverieError):
     """Raised when a valid identity lacks the capability or scope id a call needs."""
 
     code = "forbidden"
+
+
+class AddressUnavailable(ReverieError):
+    """Raised when a server cannot listen on its address (in use, or not this machine's)."""
+
+    code = "address_unavailable"

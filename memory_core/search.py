@@ -232,14 +232,20 @@ def search(
         cands, scores = _candidates(conn, lex, scores, depth, where, params, similar)
         ranked = _rank(cands, query, scores, now, s)
         # Relevance needs the texts: read for the best few, which a floor may thin out.
-        best = ranked[: limit if floor <= 0 else max(limit * _FLOOR_READS, limit)]
+        best = ranked[: limit if floor <= 0 else max(limit * FLOOR_READS, limit)]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
         weights = _query_weights(conn, brain, query)
+    named = timeref.named_periods(query, now)
     hits = []
     for c in best:
         trace = full[c.facts.seq]
         cosine = c.vector_score if scores is not None else None
-        fit = relevance.relevance(cosine, relevance.coverage(weights, _indexed_text(trace)))
+        if lex.mode == "fts" and c.bm25_score is not None:
+            share = 1.0  # the whole query matched, as FTS5 read it
+        else:
+            when = relevance.time_words(named, trace.occurred_at)
+            share = relevance.coverage(weights, _indexed_text(trace), also=when)
+        fit = relevance.relevance(cosine, share)
         if fit < floor:
             continue
         hits.append(
@@ -252,7 +258,7 @@ def search(
 
 
 # With a floor, the texts of this many times ``limit`` of the best are read.
-_FLOOR_READS = 4
+FLOOR_READS = 4
 
 
 def check_min_score(value: Any) -> float:
@@ -273,8 +279,9 @@ def _query_weights(conn: Connection, brain: Brain, query: str) -> dict[str, floa
 
 
 def _indexed_text(trace: Trace) -> str:
-    """What the full-text index holds of a trace: its content and tags."""
-    return " ".join([trace.content, *trace.tags])
+    """What the full-text index holds of a trace: its content, tags and context (the
+    turn before it, through which it is found too)."""
+    return " ".join([trace.content, *trace.tags, trace.context])
 
 
 def _start_vector(

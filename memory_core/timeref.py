@@ -95,8 +95,13 @@ def iso(seconds: float) -> str:
 
 def periods(query: str, now: float) -> list[Period]:
     """The intervals of time ``query`` names, in the order found (maybe none)."""
+    return [period for period, _ in named_periods(query, now)]
+
+
+def named_periods(query: str, now: float) -> list[tuple[Period, str]]:
+    """Each interval of time ``query`` names, with the words that name it."""
     today = datetime.fromtimestamp(now, UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    found: list[Period] = []
+    found: list[tuple[Period, str]] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(query):
@@ -104,12 +109,12 @@ def periods(query: str, now: float) -> list[Period]:
                 continue
             period = _absolute(kind, m, today)
             if period is not None:
-                found.append(period)
+                found.append((period, m.group(0)))
                 taken.append(m.span())
     for m in _RELATIVE.finditer(query):
         period = _relative(m, today)
         if period is not None:
-            found.append(period)
+            found.append((period, m.group(0)))
     return found
 
 

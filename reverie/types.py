@@ -142,6 +142,7 @@ class ToolOut(BaseModel):
     model_config = ConfigDict(extra="allow")
     name: str
     description: str
+    parameters: dict[str, Any] = Field(description="The arguments' JSON Schema.")
 
 
 class ToolsOut(Out):

@@ -35,23 +35,39 @@ def export_brain(
     *,
     include_embeddings: bool = False,
     progress: Progress | None = None,
+    scope_id: str | None = None,
 ) -> dict[str, Any]:
     """Export the brain to a new ``path`` in ``fmt``; returns counts and ``refused``.
 
-    ``include_embeddings`` applies to JSON (SQLite always holds them).
+    ``include_embeddings`` applies to JSON (SQLite always holds them).  ``scope_id``
+    exports one person's memories only (JSON, Markdown, Obsidian; SQLite copies the
+    whole brain).
     """
     if fmt == "json":
         from memory_core.io.json_format import export_json
 
-        return export_json(brain, path, include_embeddings=include_embeddings, progress=progress)
+        return export_json(
+            brain,
+            path,
+            include_embeddings=include_embeddings,
+            progress=progress,
+            scope_id=scope_id,
+        )
     if fmt == "sqlite":
         from memory_core.io.sqlite_format import export_sqlite
 
+        if scope_id is not None:
+            raise InvalidArgument(
+                "a sqlite export copies the whole brain; export one scope id as json, "
+                "markdown or obsidian"
+            )
         return export_sqlite(brain, path)
     if fmt in ("markdown", "obsidian"):
         from memory_core.io.markdown import export_notes
 
-        return export_notes(brain, path, obsidian=fmt == "obsidian", progress=progress)
+        return export_notes(
+            brain, path, obsidian=fmt == "obsidian", progress=progress, scope_id=scope_id
+        )
     raise InvalidArgument(f"export format must be one of {', '.join(EXPORT_FORMATS)}; got {fmt!r}")
 
 

@@ -58,8 +58,22 @@ def _write_list(out: IO[bytes], name: str, rows: Any, progress: Progress | None 
     return n
 
 
-def _trace_rows(conn: Any) -> Any:
-    for row in conn.execute(text("SELECT * FROM memory_traces ORDER BY seq")):
+# Rows of one scope id (``:scope_id``) only, when an export is of one person.
+_OF_TRACE = "id IN (SELECT id FROM memory_traces WHERE scope_id = :scope_id)"
+_OF_EDGE = (
+    "a IN (SELECT id FROM memory_traces WHERE scope_id = :scope_id) "
+    "AND b IN (SELECT id FROM memory_traces WHERE scope_id = :scope_id)"
+)
+_OF_TURN = "json_extract(payload, '$.scope_id') = :scope_id"
+
+
+def _where(condition: str, scope_id: str | None) -> str:
+    return f" WHERE {condition}" if scope_id is not None else ""
+
+
+def _trace_rows(conn: Any, scope_id: str | None) -> Any:
+    sql = f"SELECT * FROM memory_traces{_where('scope_id = :scope_id', scope_id)} ORDER BY seq"
+    for row in conn.execute(text(sql), {"scope_id": scope_id}):
         d = dict(row._mapping)
         # Brain-local bookkeeping: an import links each turn to its stream again.
         for internal in ("seq", "prev_seq", "context"):
@@ -69,32 +83,43 @@ def _trace_rows(conn: Any) -> Any:
         yield d
 
 
-def _embedding_rows(conn: Any) -> Any:
-    for row in conn.execute(text("SELECT * FROM trace_embeddings ORDER BY trace_id, model")):
+def _embedding_rows(conn: Any, scope_id: str | None) -> Any:
+    of = _where(_OF_TRACE.replace("id IN", "trace_id IN", 1), scope_id)
+    sql = f"SELECT * FROM trace_embeddings{of} ORDER BY trace_id, model"
+    for row in conn.execute(text(sql), {"scope_id": scope_id}):
         d = dict(row._mapping)
         d["vector"] = base64.b64encode(d["vector"]).decode("ascii")
         yield d
 
 
 def export_json(
-    brain: Brain, path: Path, *, include_embeddings: bool = False, progress: Progress | None = None
+    brain: Brain,
+    path: Path,
+    *,
+    include_embeddings: bool = False,
+    progress: Progress | None = None,
+    scope_id: str | None = None,
 ) -> dict[str, Any]:
-    """Write the brain's traces, edges and conversations to a new JSON file."""
+    """Write the brain's traces, edges and conversations to a new JSON file; with
+    ``scope_id``, only that one's: its traces, the edges between them, its turns."""
     refuse_existing(path)
     counts: dict[str, int] = {}
     with removed_on_failure(path), open_new(path) as out, brain.read() as conn:
         header = {"format": FORMAT, "version": VERSION, "brain_id": brain.brain_id}
         header["exported_at"] = time.time()
         out.write(_dumps(header)[:-1])
-        counts["traces"] = _write_list(out, "traces", _trace_rows(conn), progress)
-        edges = (dict(r._mapping) for r in conn.execute(text("SELECT * FROM coactivation_edges")))
+        counts["traces"] = _write_list(out, "traces", _trace_rows(conn, scope_id), progress)
+        mine = {"scope_id": scope_id}
+        sql = f"SELECT * FROM coactivation_edges{_where(_OF_EDGE, scope_id)}"
+        edges = (dict(r._mapping) for r in conn.execute(text(sql), mine))
         counts["edges"] = _write_list(out, "edges", edges)
-        inbox = conn.execute(text(f"SELECT {', '.join(INBOX_COLUMNS)} FROM inbox_turns"))
+        sql = f"SELECT {', '.join(INBOX_COLUMNS)} FROM inbox_turns{_where(_OF_TURN, scope_id)}"
+        inbox = conn.execute(text(sql), mine)
         counts["conversations"] = _write_list(
             out, "conversations", (dict(r._mapping) for r in inbox)
         )
         if include_embeddings:
-            counts["embeddings"] = _write_list(out, "embeddings", _embedding_rows(conn))
+            counts["embeddings"] = _write_list(out, "embeddings", _embedding_rows(conn, scope_id))
         out.write(b"}\n")
     return {"path": str(path), "refused": [], **counts}
 

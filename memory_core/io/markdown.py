@@ -40,9 +40,9 @@ from memory_core.io.records import ImportResult, Owner, Progress, TraceWriter
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK
-_ACTIVE = text(
+_ACTIVE = (
     "SELECT id, type, scope, scope_id, content, tags, strength, created_at "
-    "FROM memory_traces WHERE deleted = 0 ORDER BY created_at, seq"
+    "FROM memory_traces WHERE deleted = 0{mine} ORDER BY created_at, seq"
 )
 
 # A note body parser: body -> (content, extra tags, link targets).
@@ -113,9 +113,15 @@ def _refusal(row: Any) -> dict[str, str] | None:
 
 
 def export_notes(
-    brain: Brain, path: Path, *, obsidian: bool = False, progress: Progress | None = None
+    brain: Brain,
+    path: Path,
+    *,
+    obsidian: bool = False,
+    progress: Progress | None = None,
+    scope_id: str | None = None,
 ) -> dict[str, Any]:
-    """Write one note per active trace into the new folder ``path``."""
+    """Write one note per active trace (of ``scope_id`` only, when given) into the new
+    folder ``path``."""
     refuse_existing(path)
     if not path.parent.is_dir():
         raise InvalidArgument(f"{path.parent} is not a folder")
@@ -131,7 +137,9 @@ def export_notes(
                     from memory_core.io.obsidian import related_traces
 
                     related = related_traces(conn)
-                for row in conn.execute(_ACTIVE):
+                mine = " AND scope_id = :scope_id" if scope_id is not None else ""
+                rows = conn.execute(text(_ACTIVE.format(mine=mine)), {"scope_id": scope_id})
+                for row in rows:
                     refusal = _refusal(row)
                     if refusal is None:
                         data = _note(row, related, obsidian)

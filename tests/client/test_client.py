@@ -118,6 +118,7 @@ def test_tools_and_isolation_of_the_identity(server: str) -> None:
         with pytest.raises(NotFound):
             cai.get(added["traceId"])
         assert {t.name for t in bea.tools()} >= {"memory_add", "memory_search"}
+        assert all(t.parameters["type"] == "object" for t in bea.tools())
         with pytest.raises(InvalidArgument) as refused:
             bea.search("x", limit=1000)
         assert refused.value.code == "invalid_argument" and "limit" in refused.value.message

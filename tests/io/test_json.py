@@ -115,7 +115,7 @@ def test_json_export_does_not_write_through_a_dangling_link(filled, tmp_path) ->
 def test_a_failed_json_export_removes_its_file(filled, tmp_path, monkeypatch) -> None:
     from memory_core.io import json_format
 
-    def boom(conn):
+    def boom(conn, scope_id):
         yield {"id": "x"}
         raise mc.BrainError("disk full")
 

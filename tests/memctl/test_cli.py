@@ -315,3 +315,40 @@ def test_json_is_taken_wherever_it_is_written(brain_arg: list[str]) -> None:
         ).content
         == "--json"
     )
+
+
+def test_export_of_one_scope_id_holds_its_memories_only(
+    brain_arg: list[str], tmp_path: Path
+) -> None:
+    ok_json(*brain_arg, "add", "Alice's locker code is 4471.", "--scope-id", "alice")
+    ok_json(*brain_arg, "add", "Alice walks to work.", "--scope-id", "alice")
+    ok_json(*brain_arg, "add", "Bob keeps bees.", "--scope-id", "bob")
+    done = ok_json(
+        *brain_arg, "export", "json", str(tmp_path / "alice.json"), "--scope-id", "alice"
+    )
+    doc = json.loads((tmp_path / "alice.json").read_text())
+    assert done["traces"] == 2
+    assert {t["content"] for t in doc["traces"]} == {
+        "Alice's locker code is 4471.",
+        "Alice walks to work.",
+    }
+    notes = tmp_path / "bob-notes"
+    ok_json(*brain_arg, "export", "markdown", str(notes), "--scope-id", "bob")
+    texts = [p.read_text() for p in notes.rglob("*.md")]
+    assert len(texts) == 1 and "Bob keeps bees." in texts[0]
+    r = memctl(*brain_arg, "export", "sqlite", str(tmp_path / "x.sqlite"), "--scope-id", "bob")
+    assert_one_line_error(r, 2, "whole brain")
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_a_taken_port_is_said_before_listening_with_its_own_exit_code(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {"REVERIE_BRAIN_URL": f"sqlite:///{tmp_path / 'brain.sqlite'}"}
+        r = memctl("up", "--port", str(port), env=env)
+    assert_one_line_error(r, 9, f"cannot listen on 127.0.0.1:{port}")
+    assert "listening" not in r.stderr + r.stdout

@@ -53,6 +53,21 @@ def test_dream_dry_run_then_a_pass_then_the_list(tmp_path: Path) -> None:
 
     listed = json.loads(memctl(tmp_path, "--json", "dreams").stdout)["passes"]
     assert [p["status"] for p in listed] == ["ok"]
+    # As a person reads it: one line a pass, a number under each heading, no dicts.
+    table = memctl(tmp_path, "dreams").stdout.splitlines()
+    assert table[0].split() == [
+        "pass",
+        "status",
+        "took",
+        "proposed",
+        "merged",
+        "linked",
+        "derived",
+        "compacted",
+    ]
+    row = next(line.split() for line in table if line.startswith(listed[0]["pass_id"]))
+    assert row[1:2] + row[3:5] == ["ok", "1", "1"]  # one prune proposed, one exact merge
+    assert "{" not in run.stdout + "\n".join(table)
     pending = json.loads(memctl(tmp_path, "--json", "proposals").stdout)
     assert len(pending["proposals"]) == 1
 
