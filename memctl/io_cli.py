@@ -40,9 +40,10 @@ EXIT_PARTLY_IMPORTED = 8  # some rows failed; the rest were imported
 
 
 def _print_import(doc: dict[str, Any]) -> None:
+    facts = f", facts {doc['facts']}" if doc["facts"] else ""
     out.console.print(
         f"imported {doc['imported']}, skipped {doc['skipped']}, "
-        f"{len(doc['errors'])} error(s); edges {doc['edges']}"
+        f"{len(doc['errors'])} error(s); edges {doc['edges']}{facts}"
     )
     for message in doc["errors"][:MAX_SHOWN_ERRORS]:
         out.console.print(f"[red]error[/red] {message}")
@@ -119,15 +120,32 @@ def register(app: typer.Typer, state_of: object) -> None:
             str | None,
             typer.Option("--scope-id", help="Whose the import is: every record goes to it."),
         ] = None,
+        extract: Annotated[
+            bool,
+            typer.Option(
+                "--extract", help="Mine the facts of imported conversations, as for posted turns."
+            ),
+        ] = False,
     ) -> None:
         """Import traces from a file or folder; duplicates are skipped by default.  Rows
         that fail are reported and the rest imported; the exit code then says so (8)."""
         state = state_of(ctx)  # type: ignore[operator]
         brain = state.brain(create=True)
         owner = (scope, scope_id) if scope_id is not None else None
+        miner = None
+        if extract:
+            from memory_core.extraction import make_extract
+
+            miner = make_extract(state.settings)
         with _progress(f"import {fmt}", not state.json) as progress:
             result = import_into(
-                brain, fmt, path, dedup=not no_dedup, progress=progress, owner=owner
+                brain,
+                fmt,
+                path,
+                dedup=not no_dedup,
+                progress=progress,
+                owner=owner,
+                extract=miner,
             )
         doc = result.to_dict()
         unembedded = doc.pop("unembedded_ids")

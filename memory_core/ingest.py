@@ -341,7 +341,7 @@ def _write_turn(
     seen: set[str] = set()
     for fact in extraction.facts:
         digest = content_hash(fact.content)
-        if digest in seen or _fact_exists(conn, digest, scope, scope_id):
+        if digest in seen or fact_exists(conn, digest, scope, scope_id):
             report.duplicates_skipped += 1
             continue
         seen.add(digest)
@@ -414,7 +414,7 @@ def fact_trace(
     )
 
 
-def _fact_exists(conn: Connection, digest: str, scope: str, scope_id: str) -> bool:
+def fact_exists(conn: Connection, digest: str, scope: str, scope_id: str | None) -> bool:
     """A fact already stored in this scope: active, or deleted by a person (a fact a
     person deleted stays forgotten).  One a dream pass pruned for disuse is learnt
     again when it is said again."""
@@ -423,6 +423,23 @@ def _fact_exists(conn: Connection, digest: str, scope: str, scope_id: str) -> bo
         f"AND {KNOWN_SQL} LIMIT 1"
     )
     return _one(conn, sql, (digest, scope, scope_id)) is not None
+
+
+def imported_fact(fact: Fact, episode: NewTrace, episode_id: str) -> NewTrace:
+    """A fact mined from an imported exchange: its episode's scope, time and origin."""
+    check_content(fact.content, "fact content")
+    origin = {k: v for k, v in episode.metadata.items() if k in ("source", "conversation_id")}
+    return NewTrace(
+        content=fact.content,
+        type=CATEGORY_TYPES.get(fact.category, "semantic"),
+        scope=episode.scope,
+        scope_id=episode.scope_id,
+        tags=[fact.category, "auto_ingest"],
+        importance=min(max(fact.importance, 0.0), 1.0),
+        metadata={**origin, "category": fact.category, "entities": fact.entities},
+        sources=[{"trace": episode_id}],
+        occurred_at=episode.occurred_at,
+    )
 
 
 def _one(conn: Connection, sql: str, params: tuple[Any, ...]) -> Any:

@@ -141,12 +141,12 @@ class Settings(BaseSettings):
         0.5, ge=0, le=1, description="Share of the vector channel in the fused score; 0: off."
     )
     search_min_score: float = Field(
-        0.2,
+        0.15,
         ge=0,
         le=1,
         description="Hits of lower relevance (the larger of cosine similarity and idf-weighted "
-        "share of the query's words) are left out; 0: none is.  0.2 is the highest floor "
-        "that cost at most half a point of Recall@10 in bench.relevance_floor.",
+        "share of the query's words) are left out; 0: none is.  0.15 is the highest floor "
+        "that cost no Recall@10 in bench.relevance_floor.",
     )
     search_vector_min_similarity: float = Field(
         0.15,

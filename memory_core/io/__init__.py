@@ -13,11 +13,12 @@ from typing import Any
 
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument
-from memory_core.io.records import ImportResult, Owner, Progress
+from memory_core.io.records import Extract, ImportResult, Owner, Progress
 from memory_core.traces import check_scope
 
 EXPORT_FORMATS = ("sqlite", "json", "markdown", "obsidian")
 IMPORT_FORMATS = ("sqlite", "json", "markdown", "obsidian", "chatgpt", "csv")
+CONVERSATION_FORMATS = ("chatgpt",)  # what --extract mines
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -79,9 +80,11 @@ def import_into(
     dedup: bool = True,
     progress: Progress | None = None,
     owner: Owner = None,
+    extract: Extract | None = None,
 ) -> ImportResult:
     """Import ``path`` (in ``fmt``) into the brain; see each format's module.  ``owner``
-    (scope, scope id) assigns every record to one user (or thread, persona, org)."""
+    (scope, scope id) assigns every record to one user (or thread, persona, org).
+    ``extract`` mines the facts of imported conversations (the chatgpt format)."""
     if owner is not None:
         check_scope(owner[0])
         if not owner[1]:
@@ -104,4 +107,15 @@ def import_into(
         )
     if not path.exists():
         raise InvalidArgument(f"{path} does not exist")
+    if extract is not None:
+        if fmt not in CONVERSATION_FORMATS:
+            raise InvalidArgument(
+                f"extraction applies to conversations ({', '.join(CONVERSATION_FORMATS)}); "
+                f"{fmt} holds memories already"
+            )
+        from memory_core.io.chatgpt import import_chatgpt
+
+        return import_chatgpt(
+            brain, path, dedup=dedup, progress=progress, owner=owner, extract=extract
+        )
     return run(brain, path, dedup=dedup, progress=progress, owner=owner)

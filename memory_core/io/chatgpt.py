@@ -20,7 +20,7 @@ from typing import Any
 
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument
-from memory_core.io.records import ImportResult, Owner, Progress, Record, TraceWriter
+from memory_core.io.records import Extract, ImportResult, Owner, Progress, Record, TraceWriter
 from memory_core.traces import NewTrace
 
 _KEPT_ROLES = ("user", "assistant")
@@ -107,10 +107,11 @@ def _record(conv: dict[str, Any], ex: _Exchange, place: str) -> Record:
         "title": conv.get("title"),
         "message_id": ex.message_id,
     }
-    content = f"User: {ex.user}\nAssistant: " + "\n".join(ex.answers)
+    answer = "\n".join(ex.answers)
+    content = f"User: {ex.user}\nAssistant: {answer}"
     trace = NewTrace(content, tags=["chatgpt"], metadata=metadata, occurred_at=at)
     columns = {"created_at": float(at), "updated_at": float(at)} if at is not None else {}
-    return Record(trace, place, columns)
+    return Record(trace, place, columns, exchange=(ex.user, answer))
 
 
 def import_chatgpt(
@@ -120,10 +121,12 @@ def import_chatgpt(
     dedup: bool = True,
     progress: Progress | None = None,
     owner: Owner = None,
+    extract: Extract | None = None,
 ) -> ImportResult:
-    """Import a ChatGPT data export's ``conversations.json``."""
+    """Import a ChatGPT data export's ``conversations.json``; with ``extract``, each
+    exchange's facts too (mined from what the user said, as the ingest does)."""
     conversations = _load(path)
-    writer = TraceWriter(brain, dedup=dedup, progress=progress, owner=owner)
+    writer = TraceWriter(brain, dedup=dedup, progress=progress, owner=owner, extract=extract)
     for i, conv in enumerate(conversations):
         place = f"conversations[{i}]"
         if not isinstance(conv, dict):

@@ -21,6 +21,8 @@ from sqlalchemy import Connection, bindparam, text
 
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument
+from memory_core.extraction import ExtractionOutcome
+from memory_core.ingest import fact_exists, imported_fact
 from memory_core.traces import KNOWN_SQL, NewTrace, check_new, content_hash, insert_trace
 
 log = logging.getLogger(__name__)
@@ -64,6 +66,9 @@ class Record:
     columns: dict[str, Any] = field(default_factory=dict)
     embeddings: list[Embedding] = field(default_factory=list)
     source_id: str | None = None
+    # A conversation's exchange (what the user said, what the assistant answered):
+    # an import with extraction mines its facts, as the ingest does a turn's.
+    exchange: tuple[str, str] | None = None
 
     @property
     def deleted(self) -> bool:
@@ -80,6 +85,7 @@ class ImportResult:
     unembedded_ids: list[str] = field(default_factory=list)
     edges: int = 0
     conversations: int = 0
+    facts: int = 0
     id_map: dict[str, str] = field(default_factory=dict, repr=False)
     _dropped_errors: int = field(default=0, repr=False)
 
@@ -99,6 +105,7 @@ class ImportResult:
             "errors": errors,
             "edges": self.edges,
             "conversations": self.conversations,
+            "facts": self.facts,
             "unembedded_ids": self.unembedded_ids,
         }
 
@@ -159,6 +166,8 @@ def _read_known(conn: Connection, batch: list[tuple[Record, str]]) -> _Known:
 
 # Whose an import is: every record goes to this (scope, scope id); None keeps the files'.
 Owner = tuple[str, str] | None
+# The ingest's fact extraction: (user, assistant) -> the facts worth keeping.
+Extract = Callable[[str, str], ExtractionOutcome]
 
 
 class TraceWriter:
@@ -172,6 +181,10 @@ class TraceWriter:
     -- or when its id names a trace of its scope whose text is the record's (a
     note exported from it).  A record whose id names another trace is written
     under a new id.
+
+    With ``extract``, each imported record that is a conversation's exchange has
+    its facts extracted (after its batch is committed, outside the write lock)
+    and stored as traces citing it, as the ingest does a posted turn's.
     """
 
     def __init__(
@@ -183,6 +196,7 @@ class TraceWriter:
         progress: Progress | None = None,
         now: float | None = None,
         owner: Owner = None,
+        extract: Extract | None = None,
     ) -> None:
         self.brain = brain
         self.owner = owner
@@ -191,7 +205,9 @@ class TraceWriter:
         self.progress = progress
         self.now = time.time() if now is None else now
         self.result = ImportResult()
+        self.extract = extract
         self._batch: list[Record] = []
+        self._mined: list[tuple[str, NewTrace, tuple[str, str]]] = []
 
     def add(self, record: Record) -> None:
         """Queue one record (validated now); writes a batch when it is full."""
@@ -221,8 +237,29 @@ class TraceWriter:
             known = _read_known(conn, batch)
             for record, digest in batch:
                 self._write(conn, known, record, digest)
+        self._mine()
         if self.progress is not None:
             self.progress(len(batch))
+
+    def _mine(self) -> None:
+        """The facts of the exchanges just written, each a trace citing its episode."""
+        if self.extract is None or not self._mined:
+            return
+        found = [(tid, t, self.extract(*said).facts) for tid, t, said in self._mined]
+        self._mined = []
+        with self.brain.transaction() as conn:
+            for episode_id, episode, facts in found:
+                seen: set[str] = set()
+                for fact in facts:
+                    digest = content_hash(fact.content)
+                    if digest in seen or fact_exists(conn, digest, episode.scope, episode.scope_id):
+                        continue
+                    seen.add(digest)
+                    item = imported_fact(fact, episode, episode_id)
+                    self.result.unembedded_ids.append(
+                        insert_trace(conn, self.brain, item, self.now)
+                    )
+                    self.result.facts += 1
 
     def finish(self) -> ImportResult:
         self.flush()
@@ -277,6 +314,8 @@ class TraceWriter:
             )
         if not record.embeddings and not record.deleted:
             self.result.unembedded_ids.append(trace_id)
+        if record.exchange is not None and not record.deleted:
+            self._mined.append((trace_id, item, record.exchange))
         self.result.imported += 1
         if record.source_id is not None:
             self.result.id_map[record.source_id] = trace_id

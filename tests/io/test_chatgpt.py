@@ -138,3 +138,61 @@ def test_a_chatgpt_import_for_a_user_is_found_by_that_user_alone(
     ]
     assert all(h.trace.scope_id == "alice" for h in mc.search(brain, "paris OR cat").results)
     assert mc.search(brain, "cat", within=frozenset({"bob"})).results == []
+
+
+def _said(tmp_path: Path) -> Path:
+    nodes = [
+        _node("root", None, ["u1"]),
+        _node("u1", "root", ["a1"], "user", "I'm allergic to penicillin.", 1700000000.0),
+        _node("a1", "u1", [], "assistant", "Noted. I am a language model.", 1700000001.0),
+    ]
+    conv = {**_conversation(), "mapping": {n["id"]: n for n in nodes}, "current_node": "a1"}
+    path = tmp_path / "said.json"
+    path.write_text(json.dumps([conv]))
+    return path
+
+
+def test_an_import_with_extract_mines_what_the_user_said(brain, tmp_path: Path) -> None:
+    from memory_core.extraction import make_extract
+
+    path = _said(tmp_path)
+    extract = make_extract(mc.load_settings(embedder="none"))
+    result = import_into(brain, "chatgpt", path, owner=("user", "ana"), extract=extract)
+    assert (result.imported, result.facts) == (1, 1)
+    traces = mc.list_traces(brain, scope_id="ana").traces
+    [episode] = [t for t in traces if "chatgpt" in t.tags]
+    [fact] = [t for t in traces if "auto_ingest" in t.tags]
+    assert "penicillin" in fact.content and "language model" not in fact.content
+    assert fact.sources == [{"trace": episode.id}] and fact.occurred_at == episode.occurred_at
+    # Imported again: the episode is known, so nothing is mined twice.
+    again = import_into(brain, "chatgpt", path, owner=("user", "ana"), extract=extract)
+    assert (again.imported, again.facts) == (0, 0)
+    # Without extraction an import stores the exchanges alone.
+    plain = import_into(brain, "chatgpt", path, owner=("user", "bo"))
+    assert plain.facts == 0
+    assert [t.tags for t in mc.list_traces(brain, scope_id="bo").traces] == [["chatgpt"]]
+
+
+def test_memctl_import_extract_says_the_facts_and_refuses_other_formats(
+    brain, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "memctl", "--brain", brain.url, "--json", "import", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env={"PATH": "/usr/bin:/bin", "REVERIE_EMBEDDER": "none", "HOME": str(tmp_path)},
+        )
+
+    done = run("chatgpt", str(_said(tmp_path)), "--scope-id", "ana", "--extract")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["facts"] == 1
+    other = tmp_path / "t.json"
+    other.write_text('{"traces": []}')
+    refused = run("json", str(other), "--extract")
+    assert refused.returncode == 2 and "conversations" in refused.stderr
