@@ -35,14 +35,14 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 import memory_core as mc
-from api.app import create_app
 from bench.locomo import DEFAULT_DATA, load_conversations, parse_session_date, turn_content
 from bench.locomo_scoring import score_question
 from bench.stats import percentile
 from memory_core import proposals
 from memory_core.consolidation.dream import dream
 from memory_core.embedders import make_embedder
-from workers import start_embedded
+from reverie.api.app import create_app
+from reverie.workers import start_embedded
 
 log = logging.getLogger(__name__)
 DATA = Path(__file__).resolve().parent / "data"

@@ -17,7 +17,7 @@ after each part) and real SQLite brains in a temporary folder:
 2. **e2e** -- ``--turns`` turns accepted with ``memory_core.ingest.accept_turns``
    in groups of 32 (as the API's group commit does under 32 concurrent posts)
    and enqueued with one ``actors.ingest_batch.send`` per group, while two
-   worker processes (``python -m dramatiq workers.entry``) ingest them with the
+   worker processes (``python -m dramatiq reverie.workers.entry``) ingest them with the
    offline extractor and no embedder: turns/s from the first post until every
    inbox row is done (the turn's traces are committed with the FTS5 index in
    the same transaction, so done means BM25-searchable), and the per-turn
@@ -94,7 +94,7 @@ BODY_VARIANTS = 2_000
 KEY_MARK = "@@KEY@@"
 POLL_S = 0.02
 READY_LINE = "Worker process is ready for action."
-FORK_READY_LINE = "Fork process 'workers.broker:serve_worker_metrics' is ready for action."
+FORK_READY_LINE = "Fork process 'reverie.workers.broker:serve_worker_metrics' is ready for action."
 
 # -- realistic turns -----------------------------------------------------------
 
@@ -312,8 +312,8 @@ def worker_env(brain_url: str, redis_url: str, **settings: str) -> dict[str, str
 def worker_group(
     env: dict[str, str], processes: int, threads: int, log_path: Path, timeout: float = 120.0
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """``python -m dramatiq workers.entry`` in its own session, ready; stopped on exit."""
-    cmd = [sys.executable, "-m", "dramatiq", "workers.entry", "--processes", str(processes)]
+    """``python -m dramatiq reverie.workers.entry`` in its own session, ready; stopped on exit."""
+    cmd = [sys.executable, "-m", "dramatiq", "reverie.workers.entry", "--processes", str(processes)]
     cmd += ["--threads", str(threads), "--queues", "ingest", "embed", "maintenance"]
     with log_path.open("wb") as out:
         proc = subprocess.Popen(
@@ -403,8 +403,8 @@ def serve(kind: str, port: int, brain_url: str, redis_url: str, brain: dict[str,
 
     logging.basicConfig(level=logging.WARNING)
     if kind == "reverie":
-        from api.app import create_app
-        from workers import setup
+        from reverie.api.app import create_app
+        from reverie.workers import setup
 
         settings = memory_core.load_settings(
             brain_url=brain_url, redis_url=redis_url, embedder="none", **brain
@@ -672,7 +672,7 @@ def search_check(brain: Brain, markers: Sequence[str], sample: int = 50) -> tupl
 @contextmanager
 def sender(brain_url: str, redis_url: str, brain: dict[str, str]) -> Iterator[tuple[Brain, Any]]:
     """This process's brain and Redis-backed actors (to send); closed on exit."""
-    from workers import setup
+    from reverie.workers import setup
 
     settings = memory_core.load_settings(
         brain_url=brain_url, redis_url=redis_url, embedder="none", **brain

@@ -37,12 +37,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 import memory_core as mc
-from api.app import create_app
 from bench.consolidation_retention import _dia_ids, _post
 from bench.locomo import DEFAULT_DATA, load_conversations
 from bench.locomo_scoring import score_question
 from memory_core.search import FLOOR_READS
-from workers import start_embedded
+from reverie.api.app import create_app
+from reverie.workers import start_embedded
 
 log = logging.getLogger(__name__)
 DATA = Path(__file__).resolve().parent / "data"

@@ -46,7 +46,7 @@ def register(app: typer.Typer, state_of: object) -> None:
                 raise mc.ConfigError(
                     "--enqueue needs REVERIE_REDIS_URL; without it the pass runs here"
                 )
-            from workers import setup
+            from reverie.workers import setup
 
             setup(settings).actors.dream.send("manual")
             _emit(state.json, {"status": "enqueued"}, "dream pass enqueued")

@@ -63,7 +63,7 @@ def _enqueue_embedding(settings: mc.Settings, trace_ids: list[str]) -> bool:
     reconcile (or embed-backfill) picks them up otherwise."""
     if not trace_ids or not settings.redis_url or settings.embedder == "none":
         return False
-    from workers import setup
+    from reverie.workers import setup
 
     setup(settings).actors.send_embed(trace_ids, settings.embed_batch_size)
     return True

@@ -14,7 +14,7 @@ def reconcile_now(settings: mc.Settings, brain: mc.Brain) -> dict[str, Any]:
     embedder = make_embedder(settings)
     plan = reconcile.plan(brain, settings, embedder, older_than=0.0)
     if settings.redis_url:
-        from workers import setup
+        from reverie.workers import setup
 
         workers = setup(settings)
         for turn_id in plan.turn_ids:

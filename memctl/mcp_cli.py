@@ -72,9 +72,9 @@ def serve_stdio(
     import anyio
     from mcp.server.stdio import stdio_server
 
-    from api.jobs import enqueue
-    from api.mcp_server import CALLER, Caller, Memory, accept_and_enqueue, build_server
-    from workers import setup, start_embedded
+    from reverie.api.jobs import enqueue
+    from reverie.api.mcp_server import CALLER, Caller, Memory, accept_and_enqueue, build_server
+    from reverie.workers import setup, start_embedded
 
     caller = Caller(identity_for(brain, token).acting_as(scope_ids.values()), scope_ids)
     embedded = not settings.redis_url

@@ -15,11 +15,11 @@ def up(settings: mc.Settings, host: str, port: int) -> None:
     """Embedded: API, worker threads and the scheduler in this process.
     With Redis configured: the API only (workers run as `memctl worker`,
     the scheduler as `memctl scheduler`)."""
-    from api.app import listen, run
-    from api.auth import check_bind
     from memory_core.schedule import LeaseHeld
-    from scheduler import LeasedScheduler, build_scheduler
-    from workers import setup, start_embedded
+    from reverie.api.app import listen, run
+    from reverie.api.auth import check_bind
+    from reverie.scheduler import LeasedScheduler, build_scheduler
+    from reverie.workers import setup, start_embedded
 
     check_bind(mc.open_brain(settings), host)  # before starting anything
     sock = listen(host, port)
@@ -73,7 +73,7 @@ def worker(settings: mc.Settings, processes: int, threads: int) -> None:
         sys.executable,
         "-m",
         "dramatiq",
-        "workers.entry",
+        "reverie.workers.entry",
         "--processes",
         str(processes),
         "--threads",

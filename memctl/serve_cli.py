@@ -58,7 +58,7 @@ def register(app: typer.Typer, state_of: object) -> None:
     @app.command()
     def scheduler(ctx: typer.Context) -> None:
         """Fire dream passes and reconcile sweeps on Redis workers until SIGTERM (one per brain)."""
-        from scheduler import main as run_scheduler
+        from reverie.scheduler import main as run_scheduler
 
         state = state_of(ctx)  # type: ignore[operator]
         run_scheduler(state.settings.model_copy(update={"brain_url": state.brain_url}))

@@ -15,9 +15,9 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 import memory_core as mc
-from api.app import create_app
+from reverie.api.app import create_app
+from reverie.workers import Workers, start_embedded
 from tests.conftest import LOCAL
-from workers import Workers, start_embedded
 
 
 @pytest.fixture

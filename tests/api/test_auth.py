@@ -11,10 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 import memory_core as mc
-from api.app import create_app
 from memory_core import auth, proposals
+from reverie.api.app import create_app
+from reverie.workers import Workers
 from tests.conftest import LOCAL
-from workers import Workers
 
 CAPS = ("read", "write", "delete", "dream", "admin")
 
@@ -327,7 +327,7 @@ def test_with_no_token_a_loopback_api_answers_without_auth(client: TestClient) -
 def test_an_api_for_another_address_never_answers_without_a_token(
     api_settings: mc.Settings, workers: Workers
 ) -> None:
-    from api.auth import check_bind
+    from reverie.api.auth import check_bind
 
     with TestClient(create_app(api_settings, workers, host="0.0.0.0")) as client:
         assert client.get("/v1/search?q=x").status_code == 401
@@ -342,7 +342,7 @@ def test_an_api_for_another_address_never_answers_without_a_token(
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost", "127.8.9.1"])
 def test_loopback_addresses_are_recognised(host: str) -> None:
-    from api.auth import is_loopback
+    from reverie.api.auth import is_loopback
 
     assert is_loopback(host)
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.4")

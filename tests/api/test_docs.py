@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 import memory_core as mc
-from api.app import create_app
+from reverie.api.app import create_app
+from reverie.workers import Workers
 from tests.api.conftest import serving
-from workers import Workers
 
 
 @pytest.fixture

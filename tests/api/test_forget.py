@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 import memory_core as mc
 from memory_core import proposals
 from memory_core.consolidation.dream import dream
-from workers import Workers
+from reverie.workers import Workers
 
 SECRET = "zanzibarite"  # a word only alice ever said
 

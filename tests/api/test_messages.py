@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 import memory_core as mc
-from workers import Workers
+from reverie.workers import Workers
 
 MESSAGES = [
     {"role": "system", "content": "You are a helpful assistant. I prefer dark mode in every app."},

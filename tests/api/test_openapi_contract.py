@@ -16,10 +16,10 @@ import httpx
 import pytest
 
 import memory_core as mc
-from api.app import create_app
 from memory_core import auth
+from reverie.api.app import create_app
+from reverie.workers import Workers
 from tests.api.conftest import serving
-from workers import Workers
 
 # The token operations revoke and reset whatever token they are given, the caller's
 # own included; they are exercised last, once the rest has run under that token.

@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 import memory_core as mc
+from reverie.workers import Workers
 from tests.conftest import LOCAL
-from workers import Workers
 
 TURN = {
     "user": "I adopted a corgi named Biscuit.",
@@ -231,8 +231,8 @@ def test_health_readiness_and_openapi(client: TestClient) -> None:
 
 
 def test_readyz_reports_a_broker_that_is_down(api_settings: mc.Settings) -> None:
-    from api.app import create_app
-    from workers import setup
+    from reverie.api.app import create_app
+    from reverie.workers import setup
 
     settings = api_settings.model_copy(update={"redis_url": "redis://127.0.0.1:1/0"})
     with TestClient(create_app(settings, setup(settings)), base_url=LOCAL) as c:

@@ -10,10 +10,10 @@ import httpx
 import pytest
 
 import memory_core as mc
-from api.app import create_app
 from memory_core import auth
+from reverie.api.app import create_app
+from reverie.workers import Workers, start_embedded
 from tests.api.conftest import serving
-from workers import Workers, start_embedded
 
 MEMORY = {"content": "The spare key is under the blue pot.", "scope": "user", "scope_id": "ana"}
 

@@ -17,9 +17,9 @@ from mcp.client.streamable_http import streamable_http_client
 from sqlalchemy import text
 
 import memory_core as mc
-from api.app import create_app
+from reverie.api.app import create_app
+from reverie.workers import Workers, start_embedded
 from tests.api.conftest import serving
-from workers import Workers, start_embedded
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 

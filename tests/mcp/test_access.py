@@ -16,9 +16,9 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 import memory_core as mc
-from api.mcp_server import OWN_TOOL_CAPABILITIES
 from memory_core import auth, proposals
 from memory_core.tools import TOOL_CAPABILITIES
+from reverie.api.mcp_server import OWN_TOOL_CAPABILITIES
 from tests.mcp.conftest import ADD, JSON_RPC, headers_for
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]

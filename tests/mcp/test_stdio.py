@@ -17,8 +17,8 @@ from mcp import Client
 import memory_core as mc
 from memory_core import auth, ingest
 from memory_core.tools import TOOL_SCHEMAS
-from workers import setup
-from workers.broker import queue_depth
+from reverie.workers import setup
+from reverie.workers.broker import queue_depth
 
 pytestmark = pytest.mark.slow
 

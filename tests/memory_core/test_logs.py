@@ -12,7 +12,7 @@ import pytest
 import memory_core as mc
 from memory_core import ingest
 from memory_core.logs import configure_logging, log_context
-from workers import start_embedded
+from reverie.workers import start_embedded
 
 
 @pytest.fixture(autouse=True)

@@ -10,9 +10,6 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import event
 
 import memory_core as mc
-from api import proposal_routes, token_routes
-from api import routes as api_routes
-from api.app import UNMATCHED_ROUTE
 from memory_core.extraction.base import CATEGORIES
 from memory_core.metrics import (
     DREAM_ACTIONS,
@@ -26,10 +23,13 @@ from memory_core.metrics import (
 )
 from memory_core.proposals import KINDS
 from memory_core.schema import SCOPES, TRACE_TYPES
-from scheduler import build_scheduler
-from scheduler.jobs import DREAM_CRON, DREAM_DUE, LEASE, RECONCILE
-from workers import Workers
-from workers.broker import QUEUES
+from reverie.api import proposal_routes, token_routes
+from reverie.api import routes as api_routes
+from reverie.api.app import UNMATCHED_ROUTE
+from reverie.scheduler import build_scheduler
+from reverie.scheduler.jobs import DREAM_CRON, DREAM_DUE, LEASE, RECONCILE
+from reverie.workers import Workers
+from reverie.workers.broker import QUEUES
 
 Sample = tuple[str, frozenset[tuple[str, str]]]
 

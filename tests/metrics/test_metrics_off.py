@@ -9,12 +9,12 @@ from fastapi.testclient import TestClient
 from prometheus_client import REGISTRY
 
 import memory_core as mc
-from api.app import create_app
-from scheduler import build_scheduler
-from scheduler.service import _serve_metrics
+from reverie.api.app import create_app
+from reverie.scheduler import build_scheduler
+from reverie.scheduler.service import _serve_metrics
+from reverie.workers import setup, start_embedded
+from reverie.workers.broker import Exporter, build_broker
 from tests.conftest import LOCAL
-from workers import setup, start_embedded
-from workers.broker import Exporter, build_broker
 
 FED = (
     ("reverie_turns_ingested_total", {}),

@@ -25,10 +25,10 @@ from memory_core.metrics import (
     BrainCollector,
     Metrics,
 )
-from scheduler import build_scheduler
-from scheduler.jobs import DREAM_CRON, DREAM_DUE, LEASE, RECONCILE
-from workers import Workers, setup
-from workers.broker import QUEUES, QueueDepth
+from reverie.scheduler import build_scheduler
+from reverie.scheduler.jobs import DREAM_CRON, DREAM_DUE, LEASE, RECONCILE
+from reverie.workers import Workers, setup
+from reverie.workers.broker import QUEUES, QueueDepth
 
 DRAMATIQ_COUNTERS = (
     "dramatiq_messages_total",
@@ -108,8 +108,8 @@ WORKER_BOOT = textwrap.dedent(
     import sys
     from pathlib import Path
     import memory_core as mc
-    from workers.actors import declare
-    from workers.broker import Exporter
+    from reverie.workers.actors import declare
+    from reverie.workers.broker import Exporter
     from dramatiq.brokers.stub import StubBroker
 
     directory = Path(sys.argv[1])

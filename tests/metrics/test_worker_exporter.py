@@ -11,8 +11,8 @@ import pytest
 from prometheus_client import CollectorRegistry, multiprocess
 
 import memory_core as mc
-from workers import setup
-from workers.broker import Exporter, build_broker, multiprocess_dir, serve_worker_metrics
+from reverie.workers import setup
+from reverie.workers.broker import Exporter, build_broker, multiprocess_dir, serve_worker_metrics
 
 
 def test_the_worker_exporter_binds_loopback_by_default(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ WORKER_RUN = textwrap.dedent(
     from dramatiq.brokers.stub import StubBroker
     import memory_core as mc
     from memory_core.metrics import get_metrics
-    from workers.broker import Exporter
+    from reverie.workers.broker import Exporter
 
     directory = Path(sys.argv[1])
     settings = mc.load_settings(

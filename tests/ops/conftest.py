@@ -18,9 +18,9 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 import memory_core as mc
-from api.app import create_app
+from reverie.api.app import create_app
+from reverie.workers import start_embedded
 from tests.conftest import LOCAL
-from workers import start_embedded
 
 OPS = Path(__file__).resolve().parents[2] / "ops"
 DASHBOARD = OPS / "grafana" / "reverie.json"

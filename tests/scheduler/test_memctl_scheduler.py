@@ -13,7 +13,7 @@ import pytest
 
 import memory_core as mc
 from memory_core.schedule import lease_holder
-from scheduler import main
+from reverie.scheduler import main
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])

@@ -22,8 +22,8 @@ from sqlalchemy import text
 
 import memory_core as mc
 from memory_core.schedule import LeaseHeld, acquire_lease, lease_holder
-from scheduler import LeasedScheduler, build_scheduler
-from scheduler.jobs import DREAM_CRON, DREAM_DUE, LEASE, RECONCILE
+from reverie.scheduler import LeasedScheduler, build_scheduler
+from reverie.scheduler.jobs import DREAM_CRON, DREAM_DUE, LEASE, RECONCILE
 
 INTERVAL = 0.3  # seconds, for the reconcile sweep and the due check
 

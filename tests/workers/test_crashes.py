@@ -1,6 +1,6 @@
 """Nothing lost: worker processes killed with -9, Redis flushed mid-run.
 
-Real worker processes (the dramatiq CLI over workers.entry) on a real Redis,
+Real worker processes (the dramatiq CLI over reverie.workers.entry) on a real Redis,
 real SQLite brain file.  After each disaster every turn is ingested exactly
 once: one episode per turn, no duplicate fact, every inbox row done.
 """
@@ -21,7 +21,7 @@ from sqlalchemy import text
 
 import memory_core as mc
 from memory_core import ingest, reconcile
-from workers import Workers, setup
+from reverie.workers import Workers, setup
 
 pytestmark = pytest.mark.slow
 
@@ -58,7 +58,7 @@ class WorkerGroup:
                 sys.executable,
                 "-m",
                 "dramatiq",
-                "workers.entry",
+                "reverie.workers.entry",
                 "--processes",
                 "1",
                 "--threads",

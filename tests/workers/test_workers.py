@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 import memory_core as mc
 from memory_core import ingest
-from workers import Workers, setup, start_embedded
+from reverie.workers import Workers, setup, start_embedded
 
 
 @pytest.fixture(params=["embedded", "redis"])

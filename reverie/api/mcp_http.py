@@ -30,9 +30,9 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 import memory_core as mc
-from api.auth import scope_ids
-from api.mcp_server import CALLER, Caller, Memory, build_server
 from memory_core import auth, ingest
+from reverie.api.auth import scope_ids
+from reverie.api.mcp_server import CALLER, Caller, Memory, build_server
 
 log = logging.getLogger(__name__)
 

@@ -5,9 +5,9 @@ background); ``main`` is ``memctl scheduler``.  The jobs and why each has the
 timing options it has are in :mod:`scheduler.jobs`.
 """
 
-from scheduler.jobs import SchedulerActors
-from scheduler.service import LeasedScheduler, build_scheduler, main
-from scheduler.stats import JobStats, SchedulerStats
+from reverie.scheduler.jobs import SchedulerActors
+from reverie.scheduler.service import LeasedScheduler, build_scheduler, main
+from reverie.scheduler.stats import JobStats, SchedulerStats
 
 __all__ = [
     "JobStats",

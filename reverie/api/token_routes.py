@@ -10,11 +10,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 
 import memory_core as mc
-from api.auth import needs
-from api.models import TokenIn
-from api.schemas import refusals
 from memory_core import auth
 from reverie import types as out
+from reverie.api.auth import needs
+from reverie.api.models import TokenIn
+from reverie.api.schemas import refusals
 
 router = APIRouter(tags=["tokens"])
 Admin = Annotated[mc.Identity, Depends(needs(auth.ADMIN))]

@@ -14,7 +14,7 @@ Redelivery can duplicate a job; every actor is idempotent, so that is harmless.
 Metrics: dramatiq's Prometheus middleware (messages, errors, retries,
 in-progress, durations per actor and queue) is added to a worker's broker.
 In embedded mode its samples stay in this process and the API's /metrics
-serves them.  In ``dramatiq workers.entry`` worker processes they go, with
+serves them.  In ``dramatiq reverie.workers.entry`` worker processes they go, with
 Reverie's own, to ``metrics_multiproc_dir``, and one exporter process of the
 group (:func:`serve_worker_metrics`, started by the dramatiq CLI as a "fork")
 serves them on ``metrics_host:metrics_port`` -- loopback by default, where
@@ -52,7 +52,7 @@ QUEUES = ("ingest", "embed", "maintenance")
 def build_broker(settings: Settings, worker_process: bool = False) -> dramatiq.Broker:
     """A broker for these settings, made the process's global broker.
 
-    ``worker_process``: this is a ``dramatiq workers.entry`` worker process
+    ``worker_process``: this is a ``dramatiq reverie.workers.entry`` worker process
     (Redis); its metrics go to the group's exporter.  An embedded broker
     always carries the metrics middleware (its process runs the workers).
     """

@@ -12,17 +12,17 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
-from api import jobs
-from api.auth import identity, needs
-from api.errors import CODE_STATUS, error_body
-from api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn, WhenQuery
-from api.schemas import refusals
 from memory_core import auth, forget, ingest
 from memory_core.metrics import SEARCH_MODES, Metrics, bounded
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from reverie import types as out
+from reverie.api import jobs
+from reverie.api.auth import identity, needs
+from reverie.api.errors import CODE_STATUS, error_body
+from reverie.api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn, WhenQuery
+from reverie.api.schemas import refusals
 from reverie.types import Scope, TraceType
-from workers import Workers
+from reverie.workers import Workers
 
 log = logging.getLogger(__name__)
 router = APIRouter()

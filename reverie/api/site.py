@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from api.auth import is_loopback
-from api.errors import error_body
+from reverie.api.auth import is_loopback
+from reverie.api.errors import error_body
 
 
 def _hostname(authority: str) -> str:

@@ -15,8 +15,8 @@ import dramatiq
 from dramatiq.brokers.stub import StubBroker
 
 from memory_core.settings import Settings
-from workers.actors import Actors, declare
-from workers.broker import QUEUES, build_broker
+from reverie.workers.actors import Actors, declare
+from reverie.workers.broker import QUEUES, build_broker
 
 log = logging.getLogger(__name__)
 

@@ -45,8 +45,8 @@ from memory_core.schedule import (
     renew_lease,
 )
 from memory_core.settings import Settings
-from scheduler import stats as stats_
-from scheduler.jobs import SchedulerActors, job_table
+from reverie.scheduler import stats as stats_
+from reverie.scheduler.jobs import SchedulerActors, job_table
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ def main(settings: Settings) -> None:
             "memctl scheduler needs REVERIE_REDIS_URL (its jobs run on memctl worker); "
             "without Redis, memctl up runs the scheduler"
         )
-    from workers import setup
+    from reverie.workers import setup
 
     brain = open_brain(settings)
     workers = setup(settings)

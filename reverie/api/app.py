@@ -7,6 +7,7 @@ function and maps errors through :mod:`api.errors`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import time
@@ -21,16 +22,16 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import memory_core as mc
-from api import errors, proposal_routes, routes, token_routes
-from api.auth import is_loopback
-from api.limits import BodyLimit
-from api.mcp_http import mount as mount_mcp
-from api.schemas import document_refusals
-from api.site import SiteGuard
 from memory_core.group_commit import TurnBatcher
 from memory_core.metrics import HTTP_METHODS, OTHER, BrainCollector, get_metrics, metrics_for
-from workers import Workers
-from workers.broker import Exporter, QueueDepth
+from reverie.api import errors, proposal_routes, routes, token_routes
+from reverie.api.auth import is_loopback
+from reverie.api.limits import BodyLimit
+from reverie.api.mcp_http import mount as mount_mcp
+from reverie.api.schemas import document_refusals
+from reverie.api.site import SiteGuard
+from reverie.workers import Workers
+from reverie.workers.broker import Exporter, QueueDepth
 
 UNMATCHED_ROUTE = "unmatched"
 
@@ -212,9 +213,8 @@ def run(
     app = create_app(settings, workers, host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", **uvicorn_options)
     server = uvicorn.Server(config)
-    try:
+    # The interrupt that stops the server is re-raised by uvicorn once it has stopped.
+    with contextlib.suppress(KeyboardInterrupt):
         server.run(sockets=[sock] if sock is not None else None)
-    except KeyboardInterrupt:  # the interrupt that stops the server, re-raised by uvicorn
-        pass
     if not server.started:
         raise mc.ReverieError("the API did not start (REVERIE_LOG_LEVEL=INFO shows why)")

@@ -1,4 +1,4 @@
-"""Entry module for worker processes: ``dramatiq workers.entry``.
+"""Entry module for worker processes: ``dramatiq reverie.workers.entry``.
 
 The process is the entrypoint, so building settings and the broker on import
 is right here (and only here): the dramatiq CLI imports this module in each
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from memory_core.logs import configure_logging
 from memory_core.settings import load_settings
-from workers import Workers
-from workers.actors import declare
-from workers.broker import build_broker
+from reverie.workers import Workers
+from reverie.workers.actors import declare
+from reverie.workers.broker import build_broker
 
 settings = load_settings()
 configure_logging(settings, keep_handlers=True)

@@ -20,8 +20,8 @@ from dramatiq.middleware import CurrentMessage
 from memory_core import feedback, ingest, reconcile
 from memory_core.logs import log_context
 from memory_core.settings import Settings
-from workers.broker import queue_depth
-from workers.runtime import Runtime
+from reverie.workers.broker import queue_depth
+from reverie.workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -32,11 +32,11 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 import memory_core as mc
-from api import jobs
 from memory_core import auth, ingest, proposals
 from memory_core.schema import SCOPES
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, argument_validator, check_arguments
-from workers import Workers
+from reverie.api import jobs
+from reverie.workers import Workers
 
 log = logging.getLogger(__name__)
 

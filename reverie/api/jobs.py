@@ -13,7 +13,7 @@ from typing import Any
 
 import memory_core as mc
 from memory_core import feedback
-from workers import Workers
+from reverie.workers import Workers
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 
 import memory_core as mc
-from api.auth import needs
-from api.schemas import refusals
 from memory_core import auth, proposals
 from reverie import types as out
+from reverie.api.auth import needs
+from reverie.api.schemas import refusals
 
 router = APIRouter(tags=["proposals"])
 CanDream = Annotated[mc.Identity, Depends(needs(auth.DREAM))]
