@@ -51,7 +51,16 @@ def register(app: typer.Typer, state_of: object) -> None:
             setup(settings).actors.dream.send("manual")
             _emit(state.json, {"status": "enqueued"}, "dream pass enqueued")
             return
-        report = dream(brain, settings, dry_run=dry_run, embedder=make_embedder(settings))
+        from memory_core.consolidation.dream import STEPS
+
+        with out.progress("dream pass", not state.json, len(STEPS)) as advance:
+            report = dream(
+                brain,
+                settings,
+                dry_run=dry_run,
+                embedder=make_embedder(settings),
+                on_step=(lambda _: advance(1)) if advance is not None else None,
+            )
         doc = report.to_dict()
         if state.json:
             out.emit_json(doc)

@@ -2,38 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 import memory_core as mc
 from memctl import output as out
-from memory_core.io import EXPORT_FORMATS, IMPORT_FORMATS, export_brain, import_into
+from memory_core.io import (
+    EXPORT_FORMATS,
+    IMPORT_FORMATS,
+    export_brain,
+    export_size,
+    import_into,
+)
 
 MAX_SHOWN_ERRORS = 20
-
-
-@contextmanager
-def _progress(label: str, enabled: bool) -> Iterator[Callable[[int], None] | None]:
-    """A rich progress bar on stderr (a count, as totals are not known up front)."""
-    if not enabled:
-        yield None
-        return
-    columns = (SpinnerColumn(), TextColumn(label), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, TimeElapsedColumn(), console=out.err_console, transient=True) as bar:
-        task = bar.add_task(label, total=None)
-        yield lambda n: bar.advance(task, n)
 
 
 EXIT_PARTLY_IMPORTED = 8  # some rows failed; the rest were imported
@@ -88,7 +72,8 @@ def register(app: typer.Typer, state_of: object) -> None:
         """Export the brain (or one scope id's memories) to a new file or folder."""
         state = state_of(ctx)  # type: ignore[operator]
         brain = state.brain()
-        with _progress(f"export {fmt}", not state.json) as progress:
+        total = export_size(brain, fmt, scope_id)
+        with out.progress(f"export {fmt}", not state.json, total) as progress:
             doc = export_brain(
                 brain,
                 fmt,
@@ -137,7 +122,7 @@ def register(app: typer.Typer, state_of: object) -> None:
             from memory_core.extraction import make_extract
 
             miner = make_extract(state.settings)
-        with _progress(f"import {fmt}", not state.json) as progress:
+        with out.progress(f"import {fmt}", not state.json) as progress:
             result = import_into(
                 brain,
                 fmt,

@@ -40,11 +40,15 @@ def reconcile_now(settings: mc.Settings, brain: mc.Brain) -> dict[str, Any]:
 def embed_backfill(
     settings: mc.Settings, brain: mc.Brain, *, show_progress: bool
 ) -> dict[str, Any]:
-    """Embed every active trace lacking a vector, in batches."""
-    from memory_core.embeddings import embed_missing
+    """Embed every active trace lacking a vector, in batches; a progress bar with the
+    total on a terminal (``show_progress``)."""
+    from memctl import output as out
+    from memory_core.embeddings import count_missing_embeddings, embed_missing
 
     embedder = make_embedder(settings)
     if embedder is None:
         raise mc.NotEnabled("no embedder configured (REVERIE_EMBEDDER=none)")
-    count = embed_missing(brain, embedder, settings.embed_batch_size)
+    total = count_missing_embeddings(brain, embedder.name) if show_progress else None
+    with out.progress(f"embed {embedder.name}", show_progress, total) as advance:
+        count = embed_missing(brain, embedder, settings.embed_batch_size, progress=advance)
     return {"embedded": count, "model": embedder.name}

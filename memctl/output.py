@@ -5,18 +5,42 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 # Piped, tables are as wide as they need to be (up to 160), not squeezed into 80.
 _PIPED_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
 console = Console(highlight=False, soft_wrap=True, width=_PIPED_WIDTH)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def progress(
+    label: str, enabled: bool, total: int | None = None
+) -> Iterator[Callable[[int], None] | None]:
+    """A rich progress bar on stderr while the block runs, ``advance(n)`` given to it;
+    None (no bar) when ``enabled`` is false or stderr is not a terminal."""
+    if not enabled or not err_console.is_terminal:
+        yield None
+        return
+    columns = (SpinnerColumn(), TextColumn(label), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda n: bar.advance(task, n)
 
 
 def emit_json(document: Any) -> None:

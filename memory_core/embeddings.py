@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,12 +187,18 @@ def embed_traces(
     return stored
 
 
-def embed_missing(brain: Brain, embedder: Embedder, batch_size: int | None = None) -> int:
+def embed_missing(
+    brain: Brain,
+    embedder: Embedder,
+    batch_size: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> int:
     """Backfill: embed every active trace lacking a vector for this embedder.
 
     Walks the traces once in insertion order, so it ends even while writers
     keep adding or editing traces; what it skips or misses, the next run
-    picks up.  Returns the number of vectors stored.
+    picks up.  Returns the number of vectors stored; ``progress(n)`` hears of
+    each page of ``n`` traces done.
     """
     size = batch_size or brain.settings.embed_batch_size
     after = 0
@@ -204,6 +210,8 @@ def embed_missing(brain: Brain, embedder: Embedder, batch_size: int | None = Non
             return stored
         after = page[-1][0]
         stored += embed_traces(brain, embedder, [tid for _, tid in page], batch_size=size)
+        if progress is not None:
+            progress(len(page))
 
 
 def load_vectors(

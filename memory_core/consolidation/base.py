@@ -125,6 +125,7 @@ class PassContext:
     now: float = field(default_factory=time.time)
     last_pass_at: float | None = None
     renew: Callable[[], None] = lambda: None
+    on_step: Callable[[str], None] | None = None  # told each step's name as it finishes
 
     @cached_property
     def vectors(self) -> Vectors | None:

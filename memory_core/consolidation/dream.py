@@ -110,8 +110,10 @@ def dream(
     embedder: Embedder | None = None,
     reason: str = "manual",
     now: float | None = None,
+    on_step: Callable[[str], None] | None = None,
 ) -> DreamReport:
-    """Run one pass (or, with ``dry_run``, plan one) and return its report."""
+    """Run one pass (or, with ``dry_run``, plan one) and return its report;
+    ``on_step(name)`` hears of each step as it finishes."""
     pass_id = f"dream_{datetime.now(UTC):%Y%m%dT%H%M%S}_{uuid.uuid4().hex[:8]}"
     started = time.time()
     report = DreamReport(pass_id, "dry_run" if dry_run else "ok", reason, started)
@@ -123,6 +125,7 @@ def dream(
         embedder,
         now=started if now is None else now,
         last_pass_at=last_pass_started(brain),
+        on_step=on_step,
     )
     if dry_run:
         _run_steps(ctx, report)
@@ -170,6 +173,8 @@ def _each_step(ctx: PassContext, report: DreamReport) -> None:
         result.duration_s = time.perf_counter() - t0
         report.steps.append(result)
         log.info("dream %s: %s %s in %.2fs", ctx.pass_id, name, result.counts, result.duration_s)
+        if ctx.on_step is not None:
+            ctx.on_step(name)
 
 
 class _LeaseKeeper:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import text
+
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument
 from memory_core.io.records import Extract, ImportResult, Owner, Progress
@@ -70,6 +72,19 @@ def export_brain(
             brain, path, obsidian=fmt == "obsidian", progress=progress, scope_id=scope_id
         )
     raise InvalidArgument(f"export format must be one of {', '.join(EXPORT_FORMATS)}; got {fmt!r}")
+
+
+def export_size(brain: Brain, fmt: str, scope_id: str | None = None) -> int | None:
+    """How many traces an export in ``fmt`` writes (its progress bar's total); None for
+    a copy of the whole file."""
+    if fmt not in ("json", "markdown", "obsidian"):
+        return None
+    where = ["deleted = 0"] if fmt != "json" else []
+    if scope_id is not None:
+        where.append("scope_id = :scope_id")
+    sql = "SELECT count(*) FROM memory_traces" + (f" WHERE {' AND '.join(where)}" if where else "")
+    with brain.read() as conn:
+        return int(conn.execute(text(sql), {"scope_id": scope_id}).scalar_one())
 
 
 def import_into(

@@ -352,3 +352,54 @@ def test_a_taken_port_is_said_before_listening_with_its_own_exit_code(tmp_path: 
         r = memctl("up", "--port", str(port), env=env)
     assert_one_line_error(r, 9, f"cannot listen on 127.0.0.1:{port}")
     assert "listening" not in r.stderr + r.stdout
+
+
+def _on_a_terminal(args: list[str], env: dict[str, str]) -> tuple[str, str]:
+    """Run memctl with stderr on a pseudo-terminal: (stdout, what the terminal showed)."""
+    import pty
+
+    master, slave = pty.openpty()
+    full = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
+    full |= {"TERM": "xterm", "COLUMNS": "100", **env}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memctl", *args], env=full, stdout=subprocess.PIPE, stderr=slave
+    )
+    os.close(slave)
+    stdout = proc.stdout.read().decode() if proc.stdout else ""
+    proc.wait(120)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert proc.returncode == 0, shown.decode(errors="replace")
+    return stdout, shown.decode(errors="replace")
+
+
+def test_long_commands_show_progress_with_totals_on_a_terminal_only(tmp_path: Path) -> None:
+    env = {"REVERIE_BRAIN_URL": f"sqlite:///{tmp_path / 'brain.sqlite'}"}
+    brain = mc.open_brain(mc.load_settings(brain_url=env["REVERIE_BRAIN_URL"]), create=True)
+    for i in range(30):
+        mc.add_trace(brain, f"note {i} about the garden shed")
+    mc.close_all()
+    stdout, shown = _on_a_terminal(["embed-backfill"], {**env, "REVERIE_EMBEDDER": "stub"})
+    assert "embedded 30 traces" in stdout
+    assert "embed stub" in shown and "30/30" in shown
+    from memory_core.consolidation.dream import STEPS
+
+    _, shown = _on_a_terminal(["dream"], {**env, "REVERIE_EMBEDDER": "none"})
+    assert "dream pass" in shown and f"{len(STEPS)}/{len(STEPS)}" in shown
+    _, shown = _on_a_terminal(
+        ["export", "json", str(tmp_path / "all.json")], {**env, "REVERIE_EMBEDDER": "none"}
+    )
+    assert "export json" in shown and "30/30" in shown
+    # With --json, or piped, nothing but the answer.
+    _, shown = _on_a_terminal(["--json", "dream"], {**env, "REVERIE_EMBEDDER": "none"})
+    assert "dream pass" not in shown
+    piped = memctl("embed-backfill", env={**env, "REVERIE_EMBEDDER": "stub"})
+    assert piped.returncode == 0 and piped.stderr == ""
