@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -100,3 +102,45 @@ def llm_server() -> Iterator[FakeLLM]:
 
 # Where test clients address the API: a loopback name, as a local agent would.
 LOCAL = "http://127.0.0.1:8420"
+
+
+@contextmanager
+def memctl_up(env: dict[str, str], log: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A real ``memctl up`` on a free loopback port with ``env`` (on no REVERIE_* of the
+    caller's): its base URL once ready and the process; interrupted on exit."""
+    import os
+    import signal
+    import socket
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    full = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")} | env
+    with log.open("w") as errors:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memctl", "up", "--port", str(port)],
+            env=full,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            assert proc.poll() is None, log.read_text()
+            try:
+                if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "memctl up did not become ready"
+            time.sleep(0.2)
+        yield base, proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(30)

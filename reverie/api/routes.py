@@ -283,15 +283,31 @@ def list_tools(caller: Caller) -> dict[str, Any]:
     return {"tools": [{"name": n, **spec} for n, spec in TOOL_SCHEMAS.items()]}
 
 
+def _acting_for(
+    x_reverie_user: Annotated[str | None, Header()] = None,
+    x_reverie_thread: Annotated[str | None, Header()] = None,
+    x_reverie_persona: Annotated[str | None, Header()] = None,
+    x_reverie_organization: Annotated[str | None, Header()] = None,
+) -> dict[str, str]:
+    """The scope ids a tool call names, from the X-Reverie-* headers."""
+    named = {
+        "user": x_reverie_user,
+        "thread": x_reverie_thread,
+        "persona": x_reverie_persona,
+        "organization": x_reverie_organization,
+    }
+    return {k: v for k, v in named.items() if v}
+
+
+ActingFor = Annotated[dict[str, str], Depends(_acting_for)]
+
+
 def call(
     name: str,
     arguments: Annotated[dict[str, Any], Body()],
     request: Request,
     caller: Caller,
-    x_reverie_user: Annotated[str | None, Header()] = None,
-    x_reverie_thread: Annotated[str | None, Header()] = None,
-    x_reverie_persona: Annotated[str | None, Header()] = None,
-    x_reverie_organization: Annotated[str | None, Header()] = None,
+    scope_ids: ActingFor,
 ) -> Response:
     """An LLM's tool call; the body is its arguments, the answer its result.
 
@@ -300,16 +316,6 @@ def call(
     """
     if name not in TOOL_SCHEMAS:
         return JSONResponse(error_body("not_found", f"no tool {name!r}"), status_code=404)
-    scope_ids = {
-        k: v
-        for k, v in {
-            "user": x_reverie_user,
-            "thread": x_reverie_thread,
-            "persona": x_reverie_persona,
-            "organization": x_reverie_organization,
-        }.items()
-        if v
-    }
     brain, workers = _brain(request), _workers(request)
 
     def reflect() -> dict[str, Any]:
@@ -332,21 +338,9 @@ def _tool_endpoint(name: str) -> Any:
         arguments: Annotated[dict[str, Any], Body()],
         request: Request,
         caller: Caller,
-        x_reverie_user: Annotated[str | None, Header()] = None,
-        x_reverie_thread: Annotated[str | None, Header()] = None,
-        x_reverie_persona: Annotated[str | None, Header()] = None,
-        x_reverie_organization: Annotated[str | None, Header()] = None,
+        scope_ids: ActingFor,
     ) -> Response:
-        return call(
-            name,
-            arguments,
-            request,
-            caller,
-            x_reverie_user,
-            x_reverie_thread,
-            x_reverie_persona,
-            x_reverie_organization,
-        )
+        return call(name, arguments, request, caller, scope_ids)
 
     return endpoint
 

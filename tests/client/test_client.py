@@ -4,8 +4,6 @@ as exceptions, and isolation of the identity the client speaks for."""
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
-import httpx
 import pytest
 
 from reverie import types
@@ -26,6 +23,7 @@ from reverie.client import (
     NotFound,
     Unauthorized,
 )
+from tests.conftest import memctl_up
 
 
 @pytest.fixture
@@ -37,33 +35,9 @@ def home(tmp_path: Path) -> Path:
 def server(home: Path) -> Iterator[str]:
     """``memctl up`` on a free port over a fresh brain in ``home``: its base URL."""
     home.mkdir()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
-    env |= {"REVERIE_HOME": str(home), "REVERIE_EMBEDDER": "stub"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memctl", "up", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=(home / "up.stderr").open("w"),
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, (home / "up.stderr").read_text()
-        try:
-            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, "memctl up did not become ready"
-        time.sleep(0.2)
-    try:
+    env = {"REVERIE_HOME": str(home), "REVERIE_EMBEDDER": "stub"}
+    with memctl_up(env, home / "up.stderr") as (base, _):
         yield base
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(30)
 
 
 def _ingested(memory: Client, turn_id: str) -> types.TurnStatus:

@@ -182,36 +182,15 @@ def test_every_command_has_help_text() -> None:
 
 def test_memctl_up_serves_the_api_and_ingests_in_one_process(tmp_path: Path) -> None:
     """The README's main command, embedded: post a turn over HTTP, find it."""
-    import signal
-    import socket
     import time
 
     import httpx
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
-    env["REVERIE_BRAIN_URL"] = f"sqlite:///{tmp_path / 'brain.sqlite'}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memctl", "up", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
+    from tests.conftest import memctl_up
+
+    env = {"REVERIE_BRAIN_URL": f"sqlite:///{tmp_path / 'brain.sqlite'}"}
+    with memctl_up(env, tmp_path / "up.log") as (base, proc):
         deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.communicate()
-            try:
-                if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "memctl up did not become ready"
-            time.sleep(0.2)
         r = httpx.post(
             f"{base}/v1/turns",
             json={
@@ -228,10 +207,7 @@ def test_memctl_up_serves_the_api_and_ingests_in_one_process(tmp_path: Path) -> 
             time.sleep(0.1)
         hits = httpx.get(f"{base}/v1/search", params={"q": "bees"}).json()["results"]
         assert any("bees" in h["content"] for h in hits)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(30)
-    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    assert proc.returncode == 0, (tmp_path / "up.log").read_text()
 
 
 def test_settings_lists_every_setting_and_redacts_keys() -> None:
