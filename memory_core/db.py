@@ -106,9 +106,18 @@ def _wrap_db_errors(path: Path) -> Iterator[None]:
         raise BrainError(f"brain {path}: {e}") from e
 
 
-_engines: dict[str, Engine] = {}
-_brains: dict[str, Brain] = {}
+# Open engines by URL and the connection settings they were made with; open brains
+# by URL and their whole settings.  A brain opened again with other settings is
+# another Brain object (on its own engine when its connection settings differ),
+# never the first one with the first caller's settings.
+_engines: dict[tuple[str, tuple[int, str]], Engine] = {}
+_brains: dict[tuple[str, str], Brain] = {}
 _lock = threading.Lock()
+
+
+def _connection_key(settings: Settings) -> tuple[int, str]:
+    """The settings an engine's connections are made with."""
+    return settings.sqlite_busy_timeout_ms, settings.sqlite_synchronous
 
 
 def _sqlite_path(url: str) -> Path:
@@ -209,8 +218,9 @@ def open_brain(settings: Settings, *, url: str | None = None, create: bool = Tru
     """
     url = url or settings.brain_url
     path = _sqlite_path(url)
+    key = (url, settings.model_dump_json())
     with _lock:
-        brain = _brains.get(url)
+        brain = _brains.get(key)
         if brain is not None and path.exists():
             return brain
         if not path.exists():
@@ -222,11 +232,12 @@ def open_brain(settings: Settings, *, url: str | None = None, create: bool = Tru
                 raise BrainError(f"cannot create {path.parent}: {e}") from e
         else:
             _refuse_foreign(path)
-        engine = _engines.get(url)
+        engine_key = (url, _connection_key(settings))
+        engine = _engines.get(engine_key)
         if engine is None:
-            engine = _engines[url] = _make_engine(url, settings)
+            engine = _engines[engine_key] = _make_engine(url, settings)
         brain_id = migrate(engine, path)
-        brain = _brains[url] = Brain(url, engine, path, brain_id, settings)
+        brain = _brains[key] = Brain(url, engine, path, brain_id, settings)
         return brain
 
 
@@ -248,11 +259,12 @@ def _refuse_foreign(path: Path) -> None:
 
 
 def close_brain(url: str) -> None:
-    """Release one brain's engine (its connections and file handles)."""
+    """Release the engines of one brain file (their connections and file handles)."""
     with _lock:
-        _brains.pop(url, None)
-        engine = _engines.pop(url, None)
-    if engine is not None:
+        for key in [k for k in _brains if k[0] == url]:
+            del _brains[key]
+        engines = [_engines.pop(k) for k in [k for k in _engines if k[0] == url]]
+    for engine in engines:
         engine.dispose()
 
 

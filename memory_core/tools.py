@@ -22,6 +22,7 @@ from memory_core.auth import DELETE, DREAM, OPEN, READ, WRITE, Identity
 from memory_core.db import Brain
 from memory_core.errors import Forbidden, InvalidArgument, NotEnabled, ReverieError
 from memory_core.schema import NOT_BLANK, SCOPES, TRACE_TYPES
+from memory_core.search import DEFAULT_EMBEDDER
 from memory_core.search import search as search_traces
 from memory_core.timeref import iso, parse_time
 from memory_core.trace_merge import merge_traces
@@ -173,6 +174,9 @@ class ToolContext:
     scope_ids: Mapping[str, str] = field(default_factory=dict)
     reflect: Callable[[], dict[str, Any]] | None = None
     identity: Identity = OPEN
+    # The process's embedder, so a search embeds its query with the model the
+    # process already holds; by default, the one the brain's settings name.
+    embedder: Any = DEFAULT_EMBEDDER
 
     def __post_init__(self) -> None:
         self.identity = self.identity.acting_as(self.scope_ids.values())
@@ -287,6 +291,7 @@ def _search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         as_of=parse_time(args.get("asOf"), "asOf"),
         within=ctx.identity.within,
         min_score=args.get("minScore"),
+        embedder=ctx.embedder,
     )
     results = [
         {

@@ -138,7 +138,13 @@ class Memory:
     def call(self, name: str, arguments: Any, caller: Caller) -> dict[str, Any]:
         """One tool call's JSON result, or ``{"error": {"code", "message"}}``."""
         if name in TOOL_SCHEMAS:
-            context = ToolContext(self.brain, caller.scope_ids, self._reflect, caller.identity)
+            context = ToolContext(
+                self.brain,
+                caller.scope_ids,
+                self._reflect,
+                caller.identity,
+                embedder=self.workers.actors.runtime.search_embedder(),
+            )
             result = mc.call_tool(name, arguments, context)
             if "error" not in result:
                 jobs.after_tool(self.workers, self.settings, name, arguments, result)

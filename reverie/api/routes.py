@@ -265,6 +265,7 @@ def search(
         as_of=_epoch(as_of),
         within=caller.within,
         min_score=min_score,
+        embedder=_workers(request).actors.runtime.search_embedder(),
     )
     metrics: Metrics | None = request.app.state.metrics
     if metrics is not None:
@@ -323,7 +324,13 @@ def call(
 
         return run_pass(brain, request.app.state.settings, workers.actors.runtime.embedder())
 
-    context = ToolContext(brain, scope_ids, reflect=reflect, identity=caller)
+    context = ToolContext(
+        brain,
+        scope_ids,
+        reflect=reflect,
+        identity=caller,
+        embedder=workers.actors.runtime.search_embedder(),
+    )
     result = call_tool(name, arguments, context)
     if "error" in result:
         return JSONResponse(result, status_code=CODE_STATUS.get(result["error"]["code"], 400))

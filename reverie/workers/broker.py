@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,7 @@ def build_broker(settings: Settings, worker_process: bool = False) -> dramatiq.B
         if worker_process and settings.metrics_enabled:
             broker.add_middleware(Exporter(settings, multiprocess_dir(settings)))
     else:
-        broker = StubBroker()
+        broker = EmbeddedBroker()
         if settings.metrics_enabled:
             broker.add_middleware(Exporter(settings, multiprocess_dir=None))
         broker.emit_after("process_boot")
@@ -79,6 +80,21 @@ def build_broker(settings: Settings, worker_process: bool = False) -> dramatiq.B
         broker.declare_queue(queue)
     dramatiq.set_broker(broker)
     return broker
+
+
+class EmbeddedBroker(StubBroker):
+    """dramatiq's in-process broker, for the embedded default, with its dead letters
+    bounded: it keeps the newest :data:`DEAD_LETTERS` a queue, not every message that
+    ever failed (a failed turn is recorded in the brain's inbox, which reconcile
+    retries from, not here)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        bounded: defaultdict[str, Any] = defaultdict(lambda: deque(maxlen=DEAD_LETTERS))
+        self.dead_letters_by_queue = bounded  # its consumers only append to each
+
+
+DEAD_LETTERS = 1_000
 
 
 def _redacted(url: str) -> str:

@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 from memory_core.db import Brain, open_brain
 from memory_core.embedders import make_embedder
 from memory_core.embedders.base import Embedder
+from memory_core.errors import ReverieError
 from memory_core.extraction import make_extract
 from memory_core.extraction.base import Extraction
 from memory_core.ingest import IngestReport
 from memory_core.metrics import get_metrics
+from memory_core.search import DEFAULT_EMBEDDER
 from memory_core.settings import Settings
 
 if TYPE_CHECKING:
@@ -50,6 +52,16 @@ class Runtime:
                     self._embedder = make_embedder(self.settings)
                     self._embedder_made = True
         return self._embedder
+
+    def search_embedder(self) -> Any:
+        """What this process's searches embed their queries with: the embedder its
+        jobs use (one model per process), or, when it cannot be made, the settings'
+        default, which answers from BM25 alone and says why."""
+        try:
+            return self.embedder()
+        except ReverieError as e:
+            log.warning("searches embed nothing: %s", e)
+            return DEFAULT_EMBEDDER
 
     def extract(self, user: str, assistant: str) -> Extraction:
         if self._extract is None:

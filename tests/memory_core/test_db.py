@@ -213,3 +213,20 @@ def maintenance_ok(brain: mc.Brain) -> bool:
     from memory_core.maintenance import _check_fts
 
     return _check_fts(brain) == []
+
+
+def test_a_brain_opened_with_other_settings_follows_its_own(settings: mc.Settings) -> None:
+    first = mc.open_brain(settings)
+    lexical_only = settings.model_copy(update={"search_vector_weight": 0.0})
+    second = mc.open_brain(lexical_only)
+    assert second is not first and second.path == first.path
+    assert (first.settings, second.settings) == (settings, lexical_only)
+    assert mc.open_brain(settings) is first and mc.open_brain(lexical_only) is second
+    # Both see the same file.
+    trace_id = mc.add_trace(second, "the red kite nests in the oak")
+    assert mc.get_trace(first, trace_id).content == "the red kite nests in the oak"
+    slow = settings.model_copy(update={"sqlite_busy_timeout_ms": 1234})
+    with mc.open_brain(slow).read() as conn:
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 1234
+    with first.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
