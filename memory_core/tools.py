@@ -21,6 +21,7 @@ from memory_core import traces
 from memory_core.auth import DELETE, DREAM, OPEN, READ, WRITE, Identity
 from memory_core.db import Brain
 from memory_core.errors import Forbidden, InvalidArgument, NotEnabled, ReverieError
+from memory_core.ingest import MAX_ID_LENGTH, ROLES, Accepted, Turn, accept_turn
 from memory_core.schema import NOT_BLANK, SCOPES, TRACE_TYPES
 from memory_core.search import DEFAULT_EMBEDDER
 from memory_core.search import search as search_traces
@@ -38,6 +39,16 @@ _TAGS = {
     "uniqueItems": True,
 }
 _TRACE_ID = {**_TEXT, "description": "ID of the trace (mt_...)."}
+_ID = {**_TEXT, "maxLength": MAX_ID_LENGTH}
+# A time: ISO 8601 (a date, or a date and time), or epoch seconds as a number or its digits.
+_WHEN = {
+    "anyOf": [
+        {"type": "string", "format": "date-time"},
+        {"type": "string", "format": "date"},
+        {"type": "number", "minimum": -62_135_596_800, "maximum": 99_999_999_999},
+        {"type": "string", "pattern": r"^[+-]?[0-9]{1,11}(\.[0-9]+)?$"},
+    ]
+}
 
 TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
     "memory_add": {
@@ -117,12 +128,7 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
                     "server's floor). A query about something never stored answers nothing.",
                 },
                 "asOf": {
-                    "anyOf": [
-                        {"type": "string", "format": "date-time"},
-                        {"type": "string", "format": "date"},
-                        {"type": "number", "minimum": -62_135_596_800, "maximum": 99_999_999_999},
-                        {"type": "string", "pattern": r"^[+-]?[0-9]{1,11}(\.[0-9]+)?$"},
-                    ],
+                    **_WHEN,
                     "description": "Recall what was valid at this time (ISO 8601, or epoch "
                     "seconds): traces deleted later still show, traces from later do not.",
                 },
@@ -141,18 +147,83 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
             "additionalProperties": False,
         },
     },
+    "memory_post_turn": {
+        "description": (
+            "Record one exchange of the conversation. It is stored verbatim and its facts "
+            "extracted in the background; searchable within seconds."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "user": {"type": "string", "description": "What the user said."},
+                "assistant": {"type": "string", "description": "What the assistant answered."},
+                "messages": {
+                    "type": "array",
+                    "minItems": 1,
+                    "description": "Instead of user and assistant: the exchange as a message "
+                    "list; system and tool messages are kept but never mined for facts.",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "role": {"enum": list(ROLES)},
+                            "content": {"type": "string"},
+                            "name": {**_ID, "description": "Who said it."},
+                        },
+                        "required": ["role", "content"],
+                        "additionalProperties": False,
+                    },
+                    # Something said in it: a list of only blank messages is refused.
+                    "contains": {"properties": {"content": {"pattern": NOT_BLANK}}},
+                },
+                "scope": {"type": "string", "enum": list(SCOPES), "default": "user"},
+                "scope_id": {**_ID, "description": "Default: the caller's id for the scope."},
+                "conversation_id": _ID,
+                "timestamp": {
+                    **_WHEN,
+                    "description": "When it happened: ISO 8601 or epoch seconds.",
+                },
+                "metadata": {"type": "object"},
+                "idempotency_key": {**_ID, "description": "A repeated key is accepted once."},
+            },
+            "oneOf": [
+                {
+                    "required": ["user", "assistant"],
+                    "not": {"required": ["messages"]},
+                    # Something said: the user's part or the assistant's.
+                    "anyOf": [
+                        {"properties": {"user": {"pattern": NOT_BLANK}}},
+                        {"properties": {"assistant": {"pattern": NOT_BLANK}}},
+                    ],
+                },
+                {
+                    "required": ["messages"],
+                    "not": {"anyOf": [{"required": ["user"]}, {"required": ["assistant"]}]},
+                },
+            ],
+            "additionalProperties": False,
+        },
+    },
+    "memory_read": {
+        "description": "One memory trace in full (search lists only each one's first line).",
+        "parameters": {
+            "type": "object",
+            "properties": {"traceId": _TRACE_ID},
+            "required": ["traceId"],
+            "additionalProperties": False,
+        },
+    },
 }
 
 _VALIDATORS = {name: Draft202012Validator(s["parameters"]) for name, s in TOOL_SCHEMAS.items()}
 
 
 def openai_tools() -> list[dict[str, Any]]:
-    """The six definitions in OpenAI's ``tools=[{"type": "function", ...}]`` shape."""
+    """The tools' definitions in OpenAI's ``tools=[{"type": "function", ...}]`` shape."""
     return [{"type": "function", "function": {"name": n, **s}} for n, s in TOOL_SCHEMAS.items()]
 
 
 def anthropic_tools() -> list[dict[str, Any]]:
-    """The six definitions in Anthropic's ``tools=[{"name", "input_schema"}]`` shape."""
+    """The tools' definitions in Anthropic's ``tools=[{"name", "input_schema"}]`` shape."""
     return [
         {"name": n, "description": s["description"], "input_schema": s["parameters"]}
         for n, s in TOOL_SCHEMAS.items()
@@ -177,6 +248,10 @@ class ToolContext:
     # The process's embedder, so a search embeds its query with the model the
     # process already holds; by default, the one the brain's settings name.
     embedder: Any = DEFAULT_EMBEDDER
+    # How memory_post_turn hands a turn on: commit and enqueue, as the adapter does
+    # (the API's group commit, say); by default, committed to the inbox, where the
+    # workers' reconcile finds it.
+    submit_turn: Callable[[Turn], tuple[Accepted, bool]] | None = None
 
     def __post_init__(self) -> None:
         self.identity = self.identity.acting_as(self.scope_ids.values())
@@ -189,6 +264,8 @@ TOOL_CAPABILITIES: dict[str, tuple[str, ...]] = {
     "memory_delete": (DELETE,),
     "memory_merge": (WRITE, DELETE),
     "memory_search": (READ,),
+    "memory_post_turn": (WRITE,),
+    "memory_read": (READ,),
     "memory_reflect": (DREAM,),
 }
 
@@ -320,11 +397,44 @@ def _reflect(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return ctx.reflect()
 
 
+def _post_turn(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    scope = args.get("scope", "user")
+    scope_id = ctx.identity.scope_id_for(args.get("scope_id") or ctx.scope_ids.get(scope))
+    if scope_id is None:  # a turn is someone's
+        raise InvalidArgument(
+            f"scope_id: required (or the caller's {scope} id: the X-Reverie-{scope.title()} "
+            f"header, memctl mcp --{scope})"
+        )
+    fields: dict[str, Any] = {
+        "scope": scope,
+        "scope_id": scope_id,
+        "conversation_id": args.get("conversation_id"),
+        "timestamp": parse_time(args.get("timestamp"), "timestamp"),
+        "metadata": args.get("metadata", {}),
+        "idempotency_key": args.get("idempotency_key"),
+    }
+    if "messages" in args:
+        turn = Turn.from_messages(args["messages"], **fields)
+    else:
+        turn = Turn(user=args["user"], assistant=args["assistant"], **fields)
+    if ctx.submit_turn is not None:
+        accepted, enqueued = ctx.submit_turn(turn)
+    else:
+        accepted, enqueued = accept_turn(ctx.brain, turn, within=ctx.identity.within), False
+    return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
+
+
+def _read(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    return traces.get_trace(ctx.brain, args["traceId"], within=ctx.identity.within).to_dict()
+
+
 _HANDLERS: dict[str, Callable[[dict[str, Any], ToolContext], dict[str, Any]]] = {
     "memory_add": _add,
     "memory_update": _update,
     "memory_delete": _delete,
     "memory_merge": _merge,
     "memory_search": _search,
+    "memory_post_turn": _post_turn,
+    "memory_read": _read,
     "memory_reflect": _reflect,
 }

@@ -1,10 +1,10 @@
 """The MCP server: Reverie's memory tools and resources for any MCP client.
 
-Tools: the six memory tools with exactly the schemas and results of
-``POST /v1/tools/{name}`` (:func:`memory_core.call_tool`), plus
-``memory_post_turn`` (one exchange into the durable inbox, then ingested like
-``POST /v1/turns``) and ``memory_read`` (one trace in full).  Resources:
-``memory://memories/{id}`` and ``memory://proposals``.
+Tools: the memory tools of :data:`memory_core.tools.TOOL_SCHEMAS`, the one table
+REST's ``/v1/tools`` lists too, with the same schemas and results
+(:func:`memory_core.call_tool`); ``memory_post_turn`` hands its turn to the
+transport's :data:`SubmitTurn` (the API's group commit, or commit and enqueue).
+Resources: ``memory://memories/{id}`` and ``memory://proposals``.
 
 Who calls is the transport's business: over HTTP each request's bearer token
 (:mod:`api.mcp_http`), over stdio the token ``memctl mcp`` was started with.
@@ -33,8 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 import memory_core as mc
 from memory_core import auth, ingest, proposals
-from memory_core.schema import SCOPES
-from memory_core.tools import TOOL_SCHEMAS, ToolContext, argument_validator, check_arguments
+from memory_core.tools import TOOL_SCHEMAS, ToolContext
 from reverie.api import jobs
 from reverie.workers import Workers
 
@@ -55,66 +54,6 @@ class Caller:
 
 CALLER: ContextVar[Caller] = ContextVar("reverie_mcp_caller")
 
-_ID = {"type": "string", "minLength": 1, "maxLength": ingest.MAX_ID_LENGTH}
-OWN_TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
-    "memory_post_turn": {
-        "description": (
-            "Record one exchange of the conversation. It is stored verbatim and its facts "
-            "extracted in the background; searchable within seconds."
-        ),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "user": {"type": "string", "description": "What the user said."},
-                "assistant": {"type": "string", "description": "What the assistant answered."},
-                "messages": {
-                    "type": "array",
-                    "minItems": 1,
-                    "description": "Instead of user and assistant: the exchange as a message "
-                    "list; system and tool messages are kept but never mined for facts.",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "role": {"enum": list(ingest.ROLES)},
-                            "content": {"type": "string"},
-                            "name": {"type": "string", "minLength": 1, "maxLength": 256},
-                        },
-                        "required": ["role", "content"],
-                        "additionalProperties": False,
-                    },
-                },
-                "scope": {"type": "string", "enum": list(SCOPES), "default": "user"},
-                "scope_id": {**_ID, "description": "Default: the caller's id for the scope."},
-                "conversation_id": _ID,
-                "timestamp": {
-                    "type": ["string", "number"],
-                    "description": "When it happened: ISO 8601 or epoch seconds.",
-                },
-                "metadata": {"type": "object"},
-                "idempotency_key": {**_ID, "description": "A repeated key is accepted once."},
-            },
-            "oneOf": [{"required": ["user", "assistant"]}, {"required": ["messages"]}],
-            "additionalProperties": False,
-        },
-    },
-    "memory_read": {
-        "description": "One memory trace in full (search lists only each one's first line).",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "traceId": TOOL_SCHEMAS["memory_delete"]["parameters"]["properties"]["traceId"]
-            },
-            "required": ["traceId"],
-            "additionalProperties": False,
-        },
-    },
-}
-# What each of the server's own tools needs (the six: memory_core.tools.TOOL_CAPABILITIES).
-OWN_TOOL_CAPABILITIES: dict[str, tuple[str, ...]] = {
-    "memory_post_turn": (auth.WRITE,),
-    "memory_read": (auth.READ,),
-}
-_VALIDATORS = {n: argument_validator(s["parameters"]) for n, s in OWN_TOOL_SCHEMAS.items()}
 _HINTS: dict[str, types.ToolAnnotations] = {
     "memory_search": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
     "memory_read": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
@@ -137,31 +76,18 @@ class Memory:
 
     def call(self, name: str, arguments: Any, caller: Caller) -> dict[str, Any]:
         """One tool call's JSON result, or ``{"error": {"code", "message"}}``."""
-        if name in TOOL_SCHEMAS:
-            context = ToolContext(
-                self.brain,
-                caller.scope_ids,
-                self._reflect,
-                caller.identity,
-                embedder=self.workers.actors.runtime.search_embedder(),
-            )
-            result = mc.call_tool(name, arguments, context)
-            if "error" not in result:
-                jobs.after_tool(self.workers, self.settings, name, arguments, result)
-            return result
-        try:
-            if name not in OWN_TOOL_SCHEMAS:
-                every = ", ".join([*TOOL_SCHEMAS, *OWN_TOOL_SCHEMAS])
-                raise mc.InvalidArgument(f"unknown tool {name!r}; tools: {every}")
-            args = check_arguments(_VALIDATORS[name], arguments)
-            caller.identity.require(*OWN_TOOL_CAPABILITIES[name])
-            if name == "memory_read":
-                trace = mc.get_trace(self.brain, args["traceId"], within=caller.identity.within)
-                return trace.to_dict()
-            return self._post_turn(args, caller)
-        except mc.ReverieError as e:
-            log.debug("tool %s refused: %s", name, e)
-            return {"error": {"code": e.code, "message": str(e)}}
+        context = ToolContext(
+            self.brain,
+            caller.scope_ids,
+            self._reflect,
+            caller.identity,
+            embedder=self.workers.actors.runtime.search_embedder(),
+            submit_turn=lambda turn: self.submit_turn(turn, caller.identity),
+        )
+        result = mc.call_tool(name, arguments, context)
+        if "error" not in result:
+            jobs.after_tool(self.workers, self.settings, name, arguments, result)
+        return result
 
     def read(self, uri: str, caller: Caller) -> str:
         """A resource's JSON text; :class:`~memory_core.ReverieError` when refused."""
@@ -174,29 +100,6 @@ class Memory:
         if not trace_id or "/" in trace_id:
             raise mc.NotFound(f"no resource {uri}")
         return _json(mc.get_trace(self.brain, trace_id, within=within).to_dict())
-
-    def _post_turn(self, args: dict[str, Any], caller: Caller) -> dict[str, Any]:
-        scope = args.get("scope", "user")
-        scope_id = caller.identity.scope_id_for(args.get("scope_id") or caller.scope_ids.get(scope))
-        if scope_id is None:
-            raise mc.InvalidArgument(
-                f"scope_id: required (or the caller's {scope} id: the X-Reverie-{scope.title()} "
-                f"header, memctl mcp --{scope})"
-            )
-        fields: dict[str, Any] = {
-            "scope": scope,
-            "scope_id": scope_id,
-            "conversation_id": args.get("conversation_id"),
-            "timestamp": ingest.parse_timestamp(args.get("timestamp")),
-            "metadata": args.get("metadata", {}),
-            "idempotency_key": args.get("idempotency_key"),
-        }
-        if "messages" in args:
-            turn = ingest.Turn.from_messages(args["messages"], **fields)
-        else:
-            turn = ingest.Turn(user=args["user"], assistant=args["assistant"], **fields)
-        accepted, enqueued = self.submit_turn(turn, caller.identity)
-        return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
 
     def _reflect(self) -> dict[str, Any]:
         from memory_core.consolidation.dream import reflect
@@ -247,7 +150,7 @@ def tool_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
 
 
 def _tools() -> list[types.Tool]:
-    specs = {**TOOL_SCHEMAS, **OWN_TOOL_SCHEMAS}
+    specs = TOOL_SCHEMAS
     return [
         types.Tool(
             name=name,

@@ -280,7 +280,8 @@ def search(
 
 @router.get("/v1/tools", tags=["tools"], response_model=out.ToolsOut)
 def list_tools(caller: Caller) -> dict[str, Any]:
-    """The six tools' JSON schemas, usable as LLM function definitions (any caller)."""
+    """The tools' JSON schemas, usable as LLM function definitions (any caller); the
+    same table MCP lists."""
     return {"tools": [{"name": n, **spec} for n, spec in TOOL_SCHEMAS.items()]}
 
 
@@ -330,6 +331,7 @@ def call(
         reflect=reflect,
         identity=caller,
         embedder=workers.actors.runtime.search_embedder(),
+        submit_turn=request.app.state.batcher.submit,  # the group commit of POST /v1/turns
     )
     result = call_tool(name, arguments, context)
     if "error" in result:
@@ -352,7 +354,11 @@ def _tool_endpoint(name: str) -> Any:
     return endpoint
 
 
+# The tools REST serves as routes of their own are typed there instead.
+_SERVED_AS = {"memory_post_turn": "POST /v1/turns", "memory_read": "GET /v1/memories/{id}"}
 for _name, _spec in TOOL_SCHEMAS.items():
+    if _name in _SERVED_AS:
+        continue
     router.add_api_route(
         f"/v1/tools/{_name}",
         _tool_endpoint(_name),
@@ -370,7 +376,8 @@ for _name, _spec in TOOL_SCHEMAS.items():
             }
         },
     )
-# Any other name: 404, "no tool".
+# memory_post_turn and memory_read (typed as their REST routes), and any other name:
+# 404, "no tool".
 router.add_api_route("/v1/tools/{name}", call, methods=["POST"], include_in_schema=False)
 
 

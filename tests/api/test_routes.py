@@ -201,6 +201,8 @@ def test_tools_are_listed_and_callable(client: TestClient) -> None:
         "memory_merge",
         "memory_search",
         "memory_reflect",
+        "memory_post_turn",
+        "memory_read",
     ]
     r = client.post(
         "/v1/tools/memory_add", json={"content": "Bob uses vim."}, headers={"X-Reverie-User": "bob"}

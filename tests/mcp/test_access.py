@@ -18,7 +18,6 @@ from mcp.shared.exceptions import MCPError
 import memory_core as mc
 from memory_core import auth, proposals
 from memory_core.tools import TOOL_CAPABILITIES
-from reverie.api.mcp_server import OWN_TOOL_CAPABILITIES
 from tests.mcp.conftest import ADD, JSON_RPC, headers_for
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
@@ -49,7 +48,7 @@ TOKENS: dict[str, list[str]] = {
 
 
 def test_the_capabilities_asked_for_here_are_the_ones_the_server_checks() -> None:
-    declared = {**TOOL_CAPABILITIES, **OWN_TOOL_CAPABILITIES}
+    declared = dict(TOOL_CAPABILITIES)
     assert {n: frozenset(c) for n, c in declared.items()} == {
         n: c for n, c in NEEDS.items() if not n.startswith("memory://")
     }

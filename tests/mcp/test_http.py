@@ -72,6 +72,30 @@ def test_http_tool_results_are_those_of_post_v1_tools(over_http: Connect, served
     ]  # fmt: skip
 
 
+def test_rest_and_mcp_list_the_same_tools_and_answer_them_alike(
+    over_http: Connect, served: Any
+) -> None:
+    trace_id = mc.add_trace(served.brain, "Cai sails on Sundays.", scope="user", scope_id="cai")
+    with httpx.Client(base_url=served.url.removesuffix("/mcp"), timeout=10) as http:
+        listed = {t["name"]: t["parameters"] for t in http.get("/v1/tools").json()["tools"]}
+        read = http.post("/v1/tools/memory_read", json={"traceId": trace_id}).json()
+        posted = http.post(
+            "/v1/tools/memory_post_turn",
+            json={"user": "I sail.", "assistant": "Nice.", "scope_id": "cai"},
+        ).json()
+
+    async def scenario() -> tuple[dict[str, Any], Any]:
+        async with over_http() as client:
+            tools = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+            answer = await client.call_tool("memory_read", {"traceId": trace_id})
+            return tools, answer.structured_content
+
+    tools, mcp_read = anyio.run(scenario)
+    assert tools == listed and len(listed) == 8
+    assert read == mcp_read and read["content"] == "Cai sails on Sundays."
+    assert posted["turn_id"].startswith("turn_") and posted["duplicate"] is False
+
+
 def test_http_posted_turn_goes_through_the_batcher_and_becomes_searchable(
     over_http: Connect, served: Any
 ) -> None:

@@ -24,7 +24,16 @@ pytestmark = pytest.mark.slow
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
-EIGHT_TOOLS = [*TOOL_SCHEMAS, "memory_post_turn", "memory_read"]
+EIGHT_TOOLS = [
+    "memory_add",
+    "memory_update",
+    "memory_delete",
+    "memory_merge",
+    "memory_search",
+    "memory_reflect",
+    "memory_post_turn",
+    "memory_read",
+]
 TOMATOES = "Alice grows tomatoes.\nShe waters them daily."
 
 

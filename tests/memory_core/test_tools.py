@@ -43,6 +43,8 @@ def test_every_tool_has_a_valid_json_schema_and_description() -> None:
         "memory_merge",
         "memory_search",
         "memory_reflect",
+        "memory_post_turn",
+        "memory_read",
     }
     for name, spec in TOOL_SCHEMAS.items():
         Draft202012Validator.check_schema(spec["parameters"])
