@@ -144,3 +144,41 @@ def memctl_up(env: dict[str, str], log: Path) -> Iterator[tuple[str, subprocess.
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
             proc.wait(30)
+
+
+def memctl_in_process(
+    args: list[str], *, env: dict[str, str | None] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """memctl's entry point (``main``, which maps errors to exit codes) run in this
+    process, with stdin, stdout, stderr, the environment (no REVERIE_* of the
+    caller's) and the folder swapped as a shell would give them: what it printed and
+    the code it exited with.  Much cheaper than a process per command."""
+    import logging
+    import os
+    import sys
+
+    from typer.testing import CliRunner
+
+    from memctl.cli import main
+
+    wanted: dict[str, str | None] = {k: None for k in os.environ if k.startswith("REVERIE_")}
+    wanted |= env or {}
+    root = logging.getLogger()
+    handlers, level, here = root.handlers[:], root.level, os.getcwd()
+    with CliRunner().isolation(env=wanted) as (stdout, stderr, _):
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            main(args)
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+        finally:
+            os.chdir(here)
+            root.handlers[:], root.level = handlers, level
+            mc.close_all()  # as a process's exit would: the next command opens afresh
+            sys.stdout.flush()
+            sys.stderr.flush()
+        return subprocess.CompletedProcess(
+            args, code, stdout.getvalue().decode(), stderr.getvalue().decode()
+        )

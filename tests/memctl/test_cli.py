@@ -1,4 +1,9 @@
-"""memctl as a user runs it: a real process, its output, its exit code."""
+"""memctl as a user runs it: its output on stdout and stderr, its exit code.
+
+Most commands run in this process through memctl's own entry point (``main``, which
+maps errors to exit codes), with stdin, stdout, stderr, the environment and the
+folder swapped as a shell would give them; a few smoke tests run it as a real
+process (``memctl_process``), as installed."""
 
 from __future__ import annotations
 
@@ -15,9 +20,20 @@ import typer
 import memory_core as mc
 from memctl.cli import app
 from memory_core.db import head_revision
+from tests.conftest import memctl_in_process
 
 
-def memctl(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
+def memctl(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``memctl ARGS`` in this process: what it printed and the code it exited with."""
+    return memctl_in_process(list(args), env=env, cwd=cwd)
+
+
+def memctl_process(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``memctl ARGS`` as a real process, as installed."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
     full_env.update(env or {})
     return subprocess.run(
@@ -261,10 +277,20 @@ def test_tokens_are_made_listed_revoked_and_reset(brain_arg: list[str]) -> None:
 def test_version_is_printed_without_touching_a_brain(tmp_path: Path) -> None:
     from importlib import metadata
 
-    r = memctl("--version", cwd=tmp_path)
+    r = memctl_process("--version", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"reverie {metadata.version('reverie')}"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_installed_entry_point_runs_as_a_process(brain_arg: list[str]) -> None:
+    """The smoke test of what the in-process runs stand for: python -m memctl."""
+    added = memctl_process(*brain_arg, "--json", "add", "The kettle is descaled monthly.")
+    assert added.returncode == 0, added.stderr
+    trace_id = json.loads(added.stdout)["traceId"]
+    found = memctl_process(*brain_arg, "search", "kettle", "--json")
+    assert [h["id"] for h in json.loads(found.stdout)["results"]] == [trace_id]
+    assert_one_line_error(memctl_process(*brain_arg, "show", "mt_nope"), 4, "mt_nope")
 
 
 def test_forget_removes_one_scope_id_and_nothing_else(brain_arg: list[str]) -> None:

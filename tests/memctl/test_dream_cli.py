@@ -3,32 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import memory_core as mc
+from tests.conftest import memctl_in_process
 
 
 def memctl(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
-    env.update(
-        {
-            "REVERIE_BRAIN_URL": f"sqlite:///{tmp_path / 'brain.sqlite'}",
-            "REVERIE_DATA_DIR": str(tmp_path / "data"),
-            "REVERIE_EMBEDDER": "none",
-        }
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "memctl", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    env = {
+        "REVERIE_BRAIN_URL": f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        "REVERIE_DATA_DIR": str(tmp_path / "data"),
+        "REVERIE_EMBEDDER": "none",
+    }
+    return memctl_in_process(list(args), env=env)
 
 
 def test_dream_dry_run_then_a_pass_then_the_list(tmp_path: Path) -> None:

@@ -3,34 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import redis
 
 import memory_core as mc
 from memory_core import ingest
+from tests.conftest import memctl_in_process
 
 
 def memctl(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
-    full.update(
-        {
-            "REVERIE_BRAIN_URL": f"sqlite:///{tmp_path / 'brain.sqlite'}",
-            "REVERIE_EMBEDDER": "stub",
-            **env,
-        }
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "memctl", "--json", *args],
-        capture_output=True,
-        text=True,
-        env=full,
-        timeout=120,
-        check=False,
-    )
+    full = {
+        "REVERIE_BRAIN_URL": f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        "REVERIE_EMBEDDER": "stub",
+        **env,
+    }
+    return memctl_in_process(["--json", *args], env=full)
 
 
 def brain_at(tmp_path: Path) -> mc.Brain:

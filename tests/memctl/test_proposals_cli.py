@@ -14,6 +14,7 @@ import typer
 import memory_core as mc
 from memctl.cli import app, main
 from memory_core import proposals as p
+from tests.conftest import memctl_in_process
 
 Digest = Callable[[mc.Brain], str]
 
@@ -23,16 +24,8 @@ def run(settings: mc.Settings) -> Callable[..., subprocess.CompletedProcess[str]
     """``run(*args)``: memctl on the test brain and data folder."""
 
     def memctl(*args: str) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")}
-        env["REVERIE_DATA_DIR"] = str(settings.data_dir)
-        return subprocess.run(
-            [sys.executable, "-m", "memctl", "--brain", settings.brain_url, *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-            check=False,
-        )
+        env = {"REVERIE_DATA_DIR": str(settings.data_dir)}
+        return memctl_in_process(["--brain", settings.brain_url, *args], env=env)
 
     return memctl
 
