@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reverie's test command.  Sets itself up on first use (.venv with the dev
-# extras), then lints, type-checks and runs the test suite.  Extra arguments
+# extras), then lints, type-checks, checks the layering (import-linter, its
+# contracts in pyproject.toml) and runs the test suite.  Extra arguments
 # go to pytest, e.g. ./test.sh -k search.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -8,4 +9,5 @@ cd "$(dirname "$0")"
 ruff check .
 ruff format --check .
 mypy
+lint-imports --no-cache
 exec python -m pytest "$@"
