@@ -16,10 +16,7 @@ def reconcile_now(settings: mc.Settings, brain: mc.Brain) -> dict[str, Any]:
     if settings.redis_url:
         from reverie.workers import setup
 
-        workers = setup(settings)
-        for turn_id in plan.turn_ids:
-            workers.actors.ingest_turn.send(turn_id)
-        workers.actors.send_embed(plan.unembedded_ids, settings.embed_batch_size)
+        reconcile.dispatch(plan, setup(settings).actors.sender())
         return {
             "mode": "enqueued",
             "turns": len(plan.turn_ids),

@@ -19,6 +19,7 @@ from dramatiq.middleware import CurrentMessage
 
 from memory_core import feedback, ingest, reconcile
 from memory_core.logs import log_context
+from memory_core.reconcile import JobSender
 from memory_core.settings import Settings
 from reverie.workers.broker import queue_depth
 from reverie.workers.runtime import Runtime
@@ -43,6 +44,24 @@ class Actors:
     def send_embed(self, trace_ids: Sequence[str], batch: int) -> None:
         for start in range(0, len(trace_ids), batch):
             self.embed_traces.send(list(trace_ids[start : start + batch]))
+
+    def sender(self) -> JobSender:
+        """These actors as where :func:`memory_core.reconcile.dispatch` sends work."""
+        return _Sender(self)
+
+
+@dataclass(frozen=True)
+class _Sender:
+    actors: Actors
+
+    def ingest(self, turn_ids: Sequence[str]) -> None:
+        self.actors.ingest_batch.send(list(turn_ids))
+
+    def embed(self, trace_ids: Sequence[str]) -> None:
+        self.actors.send_embed(trace_ids, self.actors.runtime.settings.embed_batch_size)
+
+    def embed_backlog(self) -> int:
+        return queue_depth(self.actors.embed_traces.broker, "embed")
 
 
 def _actor(fn: Any, **options: Any) -> dramatiq.Actor[Any, Any]:
@@ -106,12 +125,7 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
 
     def reconcile_(limit: int = 10_000) -> None:
         plan = reconcile.plan(runtime.brain(), settings, runtime.embedder(), limit=limit)
-        for start in range(0, len(plan.turn_ids), 64):
-            actors.ingest_batch.send(plan.turn_ids[start : start + 64])
-        # Traces waiting behind a backlog are not lost; only an empty queue
-        # with traces still lacking vectors means messages went missing.
-        if queue_depth(broker, "embed") == 0:
-            actors.send_embed(plan.unembedded_ids, settings.embed_batch_size)
+        reconcile.dispatch(plan, actors.sender())
         if plan.turn_ids or plan.unembedded_ids:
             log.info(
                 "reconcile: %d turns, %d traces to embed",
