@@ -139,7 +139,8 @@ TOOL_SCHEMAS: dict[str, dict[str, Any]] = {
     },
     "memory_reflect": {
         "description": (
-            "Run a consolidation (dream) pass: prune, merge, strengthen, derive, compact, re-index."
+            "Run a consolidation (dream) pass: prune, merge, strengthen, derive, compact, "
+            "re-index. A server queues it for its workers and answers its passId at once."
         ),
         "parameters": {
             "type": "object",

@@ -111,10 +111,12 @@ def dream(
     reason: str = "manual",
     now: float | None = None,
     on_step: Callable[[str], None] | None = None,
+    pass_id: str | None = None,
 ) -> DreamReport:
     """Run one pass (or, with ``dry_run``, plan one) and return its report;
-    ``on_step(name)`` hears of each step as it finishes."""
-    pass_id = f"dream_{datetime.now(UTC):%Y%m%dT%H%M%S}_{uuid.uuid4().hex[:8]}"
+    ``on_step(name)`` hears of each step as it finishes.  ``pass_id``: the id the
+    pass was announced under when it was queued (:func:`new_pass_id`)."""
+    pass_id = pass_id or new_pass_id()
     started = time.time()
     report = DreamReport(pass_id, "dry_run" if dry_run else "ok", reason, started)
     ctx = PassContext(
@@ -278,6 +280,11 @@ def render_markdown(doc: dict[str, Any]) -> str:
         if len(step["items"]) > 200:
             lines.append(f"- ... {len(step['items']) - 200} more in the JSON report")
     return "\n".join(lines) + "\n"
+
+
+def new_pass_id() -> str:
+    """A pass's id: when it was made, and a random part."""
+    return f"dream_{datetime.now(UTC):%Y%m%dT%H%M%S}_{uuid.uuid4().hex[:8]}"
 
 
 def reflect(brain: Brain, settings: Settings, embedder: Embedder | None) -> dict[str, Any]:

@@ -102,9 +102,7 @@ class Memory:
         return _json(mc.get_trace(self.brain, trace_id, within=within).to_dict())
 
     def _reflect(self) -> dict[str, Any]:
-        from memory_core.consolidation.dream import reflect
-
-        return reflect(self.brain, self.settings, self.workers.actors.runtime.embedder())
+        return self.workers.actors.queue_reflect()
 
 
 def accept_and_enqueue(brain: mc.Brain, workers: Workers) -> SubmitTurn:

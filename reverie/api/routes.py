@@ -320,15 +320,10 @@ def call(
         return JSONResponse(error_body("not_found", f"no tool {name!r}"), status_code=404)
     brain, workers = _brain(request), _workers(request)
 
-    def reflect() -> dict[str, Any]:
-        from memory_core.consolidation.dream import reflect as run_pass
-
-        return run_pass(brain, request.app.state.settings, workers.actors.runtime.embedder())
-
     context = ToolContext(
         brain,
         scope_ids,
-        reflect=reflect,
+        reflect=workers.actors.queue_reflect,
         identity=caller,
         embedder=workers.actors.runtime.search_embedder(),
         submit_turn=request.app.state.batcher.submit,  # the group commit of POST /v1/turns

@@ -45,6 +45,15 @@ class Actors:
         for start in range(0, len(trace_ids), batch):
             self.embed_traces.send(list(trace_ids[start : start + batch]))
 
+    def queue_reflect(self) -> dict[str, Any]:
+        """memory_reflect for an adapter: the pass queued for the workers, off the
+        request's thread; answers its id (its report: ``memctl dreams``)."""
+        from memory_core.consolidation.dream import new_pass_id
+
+        pass_id = new_pass_id()
+        self.dream.send("reflect", pass_id)
+        return {"passId": pass_id, "status": "queued"}
+
     def sender(self) -> JobSender:
         """These actors as where :func:`memory_core.reconcile.dispatch` sends work."""
         return _Sender(self)
@@ -133,10 +142,12 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
                 len(plan.unembedded_ids),
             )
 
-    def dream(reason: str = "manual") -> None:
+    def dream(reason: str = "manual", pass_id: str | None = None) -> None:
         from memory_core.consolidation.dream import dream as run_pass
 
-        report = run_pass(runtime.brain(), settings, embedder=runtime.embedder(), reason=reason)
+        report = run_pass(
+            runtime.brain(), settings, embedder=runtime.embedder(), reason=reason, pass_id=pass_id
+        )
         runtime.observe_dream(report)
 
     actors = Actors(

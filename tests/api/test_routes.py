@@ -192,7 +192,9 @@ def test_refusals_have_status_and_message_and_change_nothing(
     assert counts(api_settings) == before
 
 
-def test_tools_are_listed_and_callable(client: TestClient) -> None:
+def test_tools_are_listed_and_callable(
+    client: TestClient, workers: Workers, api_settings: mc.Settings
+) -> None:
     tools = client.get("/v1/tools").json()["tools"]
     assert [t["name"] for t in tools] == [
         "memory_add",
@@ -219,9 +221,16 @@ def test_tools_are_listed_and_callable(client: TestClient) -> None:
     bad = client.post("/v1/tools/memory_add", json={"content": "x", "type": "feeling"})
     assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_argument"
     assert client.post("/v1/tools/memory_fly", json={}).status_code == 404
+    # A pass is queued for the workers, off the request's thread, and answered by its id.
     reflected = client.post("/v1/tools/memory_reflect", json={})
     assert reflected.status_code == 200
-    assert set(reflected.json()) >= {"pruned", "merged", "derived", "compacted", "durationMs"}
+    assert reflected.json()["status"] == "queued"
+    pass_id = reflected.json()["passId"]
+    workers.join()
+    from memory_core.consolidation.dream import list_passes
+
+    [ran] = [p for p in list_passes(mc.open_brain(api_settings)) if p["pass_id"] == pass_id]
+    assert ran["status"] == "ok" and set(ran["counts"]) >= {"prune", "merge", "derive"}
 
 
 def test_health_readiness_and_openapi(client: TestClient) -> None:
