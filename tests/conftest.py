@@ -15,6 +15,18 @@ from sqlalchemy import text
 import memory_core as mc
 from tests.fakes import FakeLLM
 
+# The tools every surface (REST, MCP, Python) offers, by name, in order.
+TOOL_NAMES = [
+    "memory_add",
+    "memory_update",
+    "memory_delete",
+    "memory_merge",
+    "memory_search",
+    "memory_reflect",
+    "memory_post_turn",
+    "memory_read",
+]
+
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:

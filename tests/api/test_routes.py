@@ -10,7 +10,7 @@ from sqlalchemy import text
 
 import memory_core as mc
 from reverie.workers import Workers
-from tests.conftest import LOCAL
+from tests.conftest import LOCAL, TOOL_NAMES
 
 TURN = {
     "user": "I adopted a corgi named Biscuit.",
@@ -196,16 +196,7 @@ def test_tools_are_listed_and_callable(
     client: TestClient, workers: Workers, api_settings: mc.Settings
 ) -> None:
     tools = client.get("/v1/tools").json()["tools"]
-    assert [t["name"] for t in tools] == [
-        "memory_add",
-        "memory_update",
-        "memory_delete",
-        "memory_merge",
-        "memory_search",
-        "memory_reflect",
-        "memory_post_turn",
-        "memory_read",
-    ]
+    assert [t["name"] for t in tools] == TOOL_NAMES
     r = client.post(
         "/v1/tools/memory_add", json={"content": "Bob uses vim."}, headers={"X-Reverie-User": "bob"}
     )

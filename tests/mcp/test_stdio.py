@@ -19,21 +19,13 @@ from memory_core import auth, ingest
 from memory_core.tools import TOOL_SCHEMAS
 from reverie.workers import setup
 from reverie.workers.broker import queue_depth
+from tests.conftest import TOOL_NAMES
 
 pytestmark = pytest.mark.slow
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
-EIGHT_TOOLS = [
-    "memory_add",
-    "memory_update",
-    "memory_delete",
-    "memory_merge",
-    "memory_search",
-    "memory_reflect",
-    "memory_post_turn",
-    "memory_read",
-]
+EIGHT_TOOLS = TOOL_NAMES
 TOMATOES = "Alice grows tomatoes.\nShe waters them daily."
 
 

@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 
 import memory_core as mc
 from memory_core.tools import TOOL_SCHEMAS, anthropic_tools, openai_tools
+from tests.conftest import TOOL_NAMES
 
 Digest = Callable[[mc.Brain], str]
 
@@ -36,16 +37,7 @@ def add(ctx: mc.ToolContext, content: str, **kw: Any) -> str:
 
 
 def test_every_tool_has_a_valid_json_schema_and_description() -> None:
-    assert set(TOOL_SCHEMAS) == {
-        "memory_add",
-        "memory_update",
-        "memory_delete",
-        "memory_merge",
-        "memory_search",
-        "memory_reflect",
-        "memory_post_turn",
-        "memory_read",
-    }
+    assert list(TOOL_SCHEMAS) == TOOL_NAMES
     for name, spec in TOOL_SCHEMAS.items():
         Draft202012Validator.check_schema(spec["parameters"])
         assert spec["description"], name
