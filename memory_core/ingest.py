@@ -89,6 +89,19 @@ class Turn:
 
         return cls(user=said("user"), assistant=said("assistant"), messages=checked, **fields)
 
+    @classmethod
+    def posted(
+        cls,
+        user: str | None,
+        assistant: str | None,
+        messages: list[dict[str, str]] | None,
+        **fields: Any,
+    ) -> Turn:
+        """A turn as an adapter receives it: ``user`` and ``assistant``, or ``messages``."""
+        if messages is not None:
+            return cls.from_messages(messages, **fields)
+        return cls(user=user or "", assistant=assistant or "", **fields)
+
 
 ROLES = ("system", "user", "assistant", "tool")
 MAX_NAME_LENGTH = 256

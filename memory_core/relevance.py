@@ -31,12 +31,16 @@ from memory_core.timeref import Period
 _OPERATORS = re.compile(r"\b(?:AND|OR|NOT|NEAR)\b")
 
 
+def query_stems(query: str) -> list[str]:
+    """The stems of the query's content words, once each; FTS5's operators (AND, OR,
+    NOT, NEAR) are syntax, not words asked about."""
+    return list(dict.fromkeys(stem(w) for w in content_words(_OPERATORS.sub(" ", query))))
+
+
 def query_weights(
-    query: str, document_frequency: Mapping[str, int], total: int
+    stems: Sequence[str], document_frequency: Mapping[str, int], total: int
 ) -> dict[str, float]:
-    """Each content word's stem of ``query`` with its idf weight (sums to 1); FTS5's
-    operators (AND, OR, NOT, NEAR) are syntax, not words asked about."""
-    stems = list(dict.fromkeys(stem(w) for w in content_words(_OPERATORS.sub(" ", query))))
+    """Each of the query's stems (:func:`query_stems`) with its idf weight (sums to 1)."""
     if not stems:
         return {}
     idf = {s: math.log((total + 1) / (document_frequency.get(s, 0) + 0.5)) for s in stems}

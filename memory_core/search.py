@@ -39,7 +39,6 @@ from memory_core.errors import ChannelUnavailable, InvalidArgument
 from memory_core.lexical import natural_query
 from memory_core.query_embedding import Unusable, query_embedder
 from memory_core.settings import Settings
-from memory_core.textutil import content_words, stem
 from memory_core.traces import Trace, check_scope, check_tags, check_type
 
 log = logging.getLogger(__name__)
@@ -230,12 +229,12 @@ def search(
             scores = _degrading(degraded, vector_search.finish, conn, where, params, selective)
         similar = s.search_vector_min_similarity
         cands, scores = _candidates(conn, lex, scores, depth, where, params, similar)
-        ranked = _rank(cands, query, scores, now, s)
+        named = timeref.named_periods(query, now)
+        ranked = _rank(cands, query, scores, now, s, [period for period, _ in named])
         # Relevance needs the texts: read for the best few, which a floor may thin out.
         best = ranked[: limit if floor <= 0 else max(limit * FLOOR_READS, limit)]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
         weights = _query_weights(conn, brain, query)
-    named = timeref.named_periods(query, now)
     hits = []
     for c in best:
         trace = full[c.facts.seq]
@@ -269,13 +268,12 @@ def check_min_score(value: Any) -> float:
 
 def _query_weights(conn: Connection, brain: Brain, query: str) -> dict[str, float]:
     """The idf weight of each of the query's words, from the full-text index's counts."""
-    words = content_words(query)
-    if not words:
+    stems = relevance.query_stems(query)
+    if not stems:
         return {}
     total = int(conn.execute(text("SELECT coalesce(max(seq), 0) FROM memory_traces")).scalar_one())
-    stems = [stem(w) for w in words]
     df = lexical.document_frequencies(conn, brain.url, total, stems)
-    return relevance.query_weights(query, df, total)
+    return relevance.query_weights(stems, df, total)
 
 
 def _indexed_text(trace: Trace) -> str:
@@ -321,14 +319,15 @@ def _rank(
     scores: dense.DenseScores | None,
     now: float,
     s: Settings,
+    periods: Sequence[timeref.Period],
 ) -> list[ranking.Candidate]:
     """Fuse, adjust and order the candidates, as the settings say."""
     if s.search_fusion == "rrf":
         ranking.fuse_rrf(cands, s.search_rrf_k, s.search_vector_weight if scores else 0.0)
     else:
         ranking.fuse_minmax(cands, scores, s.search_vector_weight)
-    periods = timeref.periods(query, now) if s.search_time_boost > 0 else []
-    ranking.adjust(cands, query, periods, ranking.Adjustments.from_settings(s, now))
+    boosted = periods if s.search_time_boost > 0 else []
+    ranking.adjust(cands, query, boosted, ranking.Adjustments.from_settings(s, now))
     return ranking.order(cands)
 
 

@@ -17,6 +17,8 @@ from datetime import UTC, datetime, timedelta
 from memory_core.errors import InvalidArgument
 
 Period = tuple[float, float]  # [start, end) in epoch seconds
+# Epoch seconds of the years 1 to 9999: what a datetime can hold.
+EPOCH_RANGE = (-62_135_596_800, 253_402_300_799)
 
 MONTHS = {
     name: i + 1

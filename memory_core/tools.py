@@ -25,7 +25,7 @@ from memory_core.ingest import MAX_ID_LENGTH, ROLES, Accepted, Turn, accept_turn
 from memory_core.schema import NOT_BLANK, SCOPES, TRACE_TYPES
 from memory_core.search import DEFAULT_EMBEDDER
 from memory_core.search import search as search_traces
-from memory_core.timeref import iso, parse_time
+from memory_core.timeref import EPOCH_RANGE, iso, parse_time
 from memory_core.trace_merge import merge_traces
 from memory_core.traces import MAX_TAG_LENGTH, MAX_TAGS
 
@@ -45,7 +45,7 @@ _WHEN = {
     "anyOf": [
         {"type": "string", "format": "date-time"},
         {"type": "string", "format": "date"},
-        {"type": "number", "minimum": -62_135_596_800, "maximum": 99_999_999_999},
+        {"type": "number", "minimum": EPOCH_RANGE[0], "maximum": EPOCH_RANGE[1]},
         {"type": "string", "pattern": r"^[+-]?[0-9]{1,11}(\.[0-9]+)?$"},
     ]
 }
@@ -414,10 +414,7 @@ def _post_turn(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         "metadata": args.get("metadata", {}),
         "idempotency_key": args.get("idempotency_key"),
     }
-    if "messages" in args:
-        turn = Turn.from_messages(args["messages"], **fields)
-    else:
-        turn = Turn(user=args["user"], assistant=args["assistant"], **fields)
+    turn = Turn.posted(args.get("user"), args.get("assistant"), args.get("messages"), **fields)
     if ctx.submit_turn is not None:
         accepted, enqueued = ctx.submit_turn(turn)
     else:

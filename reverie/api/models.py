@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from memory_core.schema import NOT_BLANK
+from memory_core.timeref import EPOCH_RANGE
 from memory_core.traces import MAX_TAG_LENGTH, MAX_TAGS
 from reverie.types import Scope, TraceType
 
@@ -26,8 +27,6 @@ SOME_TEXT = NOT_BLANK
 Id = Annotated[str, Field(min_length=1, max_length=256, pattern=SOME_TEXT)]
 Text = Annotated[str, Field(min_length=1, pattern=SOME_TEXT)]
 Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH, pattern=SOME_TEXT)]
-# Epoch seconds of the years 1 to 9999, what a datetime can hold.
-_EPOCH_RANGE = (-62_135_596_800, 253_402_300_799)
 _ISO = TypeAdapter(datetime)
 
 
@@ -44,7 +43,7 @@ def _when(value: Any, *, numeric_text: bool) -> datetime | float:
         value = number
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError("an ISO 8601 date-time or epoch seconds")
-    if not (math.isfinite(value) and _EPOCH_RANGE[0] <= value <= _EPOCH_RANGE[1]):
+    if not (math.isfinite(value) and EPOCH_RANGE[0] <= value <= EPOCH_RANGE[1]):
         raise ValueError("epoch seconds out of range (years 1 to 9999)")
     return float(value)
 
@@ -53,7 +52,7 @@ _WHEN_SCHEMA = WithJsonSchema(
     {
         "anyOf": [
             {"type": "string", "format": "date-time"},
-            {"type": "number", "minimum": _EPOCH_RANGE[0], "maximum": _EPOCH_RANGE[1]},
+            {"type": "number", "minimum": EPOCH_RANGE[0], "maximum": EPOCH_RANGE[1]},
         ]
     }
 )

@@ -62,11 +62,10 @@ def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any
         "metadata": body.metadata,
         "idempotency_key": body.idempotency_key,
     }
+    messages = None
     if body.messages is not None:
         messages = [m.model_dump(exclude_none=True) for m in body.messages]
-        turn = ingest.Turn.from_messages(messages, **fields)
-    else:
-        turn = ingest.Turn(user=body.user or "", assistant=body.assistant or "", **fields)
+    turn = ingest.Turn.posted(body.user, body.assistant, messages, **fields)
     accepted, enqueued = request.app.state.batcher.submit(turn)
     return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
 
