@@ -35,6 +35,7 @@ from typing import Any
 
 import memory_core as mc
 from memory_core import ingest, proposals
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream
 from memory_core.embedders import make_embedder
 from memory_core.embeddings import embed_missing, load_vectors
@@ -72,9 +73,16 @@ def run_pairs(path: Path = DATA / "merge_pairs.jsonl") -> dict[str, Any]:
         for k, pair in enumerate(pairs):
             scope_id = f"pair-{k}"
             a = mc.add_trace(
-                brain, pair["a"], type="semantic", scope_id=scope_id, now=now - 2 * DAY
+                brain,
+                pair["a"],
+                type="semantic",
+                scope_id=scope_id,
+                now=now - 2 * DAY,
+                identity=SYSTEM,
             )
-            b = mc.add_trace(brain, pair["b"], type="semantic", scope_id=scope_id, now=now - DAY)
+            b = mc.add_trace(
+                brain, pair["b"], type="semantic", scope_id=scope_id, now=now - DAY, identity=SYSTEM
+            )
             ids.append((a, b))
         embedder = make_embedder(settings)
         assert embedder is not None, "the pairs bench needs an embedder"
@@ -85,7 +93,7 @@ def run_pairs(path: Path = DATA / "merge_pairs.jsonl") -> dict[str, Any]:
         report = dream(brain, settings, embedder=embedder, now=now)
         merge = next(s for s in report.steps if s.name == "merge")
         proposed = {frozenset(i["proposed"]) for i in merge.items if "proposed" in i}
-        mc.close_brain(brain.url)
+        brain.close()
     by_kind: dict[str, Counter[str]] = defaultdict(Counter)
     for pair, (a, b), cos in zip(pairs, ids, cosine, strict=True):
         c = by_kind[pair["kind"]]
@@ -130,7 +138,7 @@ def run_life(path: Path = DATA / "life.jsonl", years_after: float = 2.0) -> dict
                 timestamp=at,
                 metadata={"life_id": line["id"]},
             )
-            accepted = ingest.accept_turn(brain, turn, now=at)
+            accepted = ingest.accept_turn(brain, turn, now=at, identity=SYSTEM)
             ingest.ingest_turns(brain, [accepted.turn_id], extract, now=at)
             by_turn[accepted.turn_id] = line
         proposed: dict[str, set[str]] = defaultdict(set)  # life id -> kinds of proposals
@@ -138,7 +146,7 @@ def run_life(path: Path = DATA / "life.jsonl", years_after: float = 2.0) -> dict
         passes = 0
         while now <= end:
             dream(brain, settings, embedder=embedder, now=now)
-            for item in proposals.review(brain, settings, now=now):
+            for item in proposals.review(brain, settings, now=now, identity=SYSTEM):
                 for t in item["traces"]:
                     line = by_turn.get(_turn_of(brain, t["id"]) or "")
                     if line is not None:
@@ -146,12 +154,12 @@ def run_life(path: Path = DATA / "life.jsonl", years_after: float = 2.0) -> dict
             proposals.accept_all(brain, settings, now=now)
             now += 7 * DAY
             passes += 1
-        mc.close_brain(brain.url)
+        brain.close()
     return _life_summary(lines, proposed, passes)
 
 
 def _turn_of(brain: mc.Brain, trace_id: str) -> str | None:
-    trace = mc.get_trace(brain, trace_id, include_deleted=True)
+    trace = mc.get_trace(brain, trace_id, include_deleted=True, identity=SYSTEM)
     return trace.metadata.get("turn_id")
 
 

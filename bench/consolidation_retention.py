@@ -2,7 +2,7 @@
 
 Each shared LoCoMo conversation is posted turn by turn to ``POST /v1/turns``
 (one speaker's line a turn, its session's date as the turn's time) on the
-embedded default -- the API of ``api.app.create_app`` with in-process
+embedded default -- the API ``reverie.compose`` builds with in-process
 workers that ingest with the configured extractor and embed with the
 configured embedder -- never searched, then given a dream pass every
 simulated day for ``days`` days with every proposal accepted after each (the
@@ -39,10 +39,10 @@ from bench.locomo import DEFAULT_DATA, load_conversations, parse_session_date, t
 from bench.locomo_scoring import score_question
 from bench.stats import percentile
 from memory_core import proposals
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream
 from memory_core.embedders import make_embedder
-from reverie.api.app import create_app
-from reverie.workers import start_embedded
+from reverie import compose
 
 log = logging.getLogger(__name__)
 DATA = Path(__file__).resolve().parent / "data"
@@ -157,8 +157,8 @@ def _active(brain: mc.Brain) -> int:
 
 def _served(settings: mc.Settings) -> tuple[Any, TestClient]:
     """The embedded default for these settings: in-process workers and the API over them."""
-    workers = start_embedded(settings)
-    return workers, TestClient(create_app(settings, workers), base_url="http://127.0.0.1:8420")
+    workers = compose.embedded(settings)
+    return workers, TestClient(compose.app(workers), base_url="http://127.0.0.1:8420")
 
 
 def run_conversation(
@@ -187,7 +187,7 @@ def run_conversation(
             before = _ask(before_brain, before_workers, before_client, conv, conv.name)
         before_workers.stop()
         before["active"] = _active(before_brain)
-        mc.close_brain(before_brain.url)
+        before_brain.close()
         embedder = make_embedder(settings)
         pruned_turns: set[str] = set()
         dia = _dia_ids(brain)
@@ -195,7 +195,7 @@ def run_conversation(
         for day in range(1, days + 1):
             now = start + day * DAY
             dream(brain, settings, embedder=embedder, now=now)
-            for item in proposals.review(brain, settings, kind="prune", now=now):
+            for item in proposals.review(brain, settings, kind="prune", now=now, identity=SYSTEM):
                 pruned_turns |= {d for t in item["traces"] for d in dia.get(t["id"], [])}
             proposals.accept_all(brain, settings, now=now)
         workers, client = _served(settings)
@@ -207,7 +207,7 @@ def run_conversation(
         lost = sorted(
             {e for q in conv.questions for e in q.evidence} - _alive(brain), key=_dia_order
         )
-        mc.close_brain(brain.url)
+        brain.close()
     worse = [
         {"question": q.text, "evidence": list(q.evidence), "rr_before": b, "rr_after": a}
         for q, b, a in zip(conv.questions, before.pop("rr"), after.pop("rr"), strict=True)

@@ -34,6 +34,7 @@ import numpy.typing as npt
 from sqlalchemy import text
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream
 from memory_core.embeddings import to_blob
 
@@ -121,6 +122,7 @@ def build(
                 for i in chunk
             ],
             now=created,
+            identity=SYSTEM,
         )
         with brain.transaction() as conn:
             conn.execute(
@@ -154,7 +156,7 @@ def run_size(n: int, dup_share: float, seed: int) -> dict[str, Any]:
             if "proposed" in item
         }
         hits = len(proposed & planted)
-        mc.close_brain(brain.url)
+        brain.close()
     return {
         "traces": n,
         "planted_pairs": len(planted),

@@ -5,7 +5,7 @@ command, on a real Redis (one dedicated database index, flushed before and
 after each part) and real SQLite brains in a temporary folder:
 
 1. **http** -- accepted turns/s of ``POST /v1/turns`` on Reverie's API
-   (``api.app.create_app`` with a Redis broker, so the API only writes the
+   (the app ``reverie.compose`` builds with a Redis broker, so the API only writes the
    inbox and enqueues) against a bare FastAPI app whose one POST endpoint
    parses the same JSON body and does nothing.  Both are served by the same
    ``uvicorn.run(...)`` call ``api.app.run`` makes, each in its own process,
@@ -17,7 +17,7 @@ after each part) and real SQLite brains in a temporary folder:
 2. **e2e** -- ``--turns`` turns accepted with ``memory_core.ingest.accept_turns``
    in groups of 32 (as the API's group commit does under 32 concurrent posts)
    and enqueued with one ``actors.ingest_batch.send`` per group, while two
-   worker processes (``python -m dramatiq reverie.workers.entry``) ingest them with the
+   worker processes (the dramatiq CLI as ``memctl worker`` starts it) ingest them with the
    offline extractor and no embedder: turns/s from the first post until every
    inbox row is done (the turn's traces are committed with the FTS5 index in
    the same transaction, so done means BM25-searchable), and the per-turn
@@ -77,6 +77,7 @@ from sqlalchemy import text
 
 import memory_core
 from memory_core import Brain, ingest
+from memory_core.auth import SYSTEM
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +95,9 @@ BODY_VARIANTS = 2_000
 KEY_MARK = "@@KEY@@"
 POLL_S = 0.02
 READY_LINE = "Worker process is ready for action."
-FORK_READY_LINE = "Fork process 'reverie.workers.broker:serve_worker_metrics' is ready for action."
+FORK_READY_LINE = (
+    "Fork process 'reverie.observability.workers:serve_worker_metrics' is ready for action."
+)
 
 # -- realistic turns -----------------------------------------------------------
 
@@ -312,8 +315,11 @@ def worker_env(brain_url: str, redis_url: str, **settings: str) -> dict[str, str
 def worker_group(
     env: dict[str, str], processes: int, threads: int, log_path: Path, timeout: float = 120.0
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """``python -m dramatiq reverie.workers.entry`` in its own session, ready; stopped on exit."""
-    cmd = [sys.executable, "-m", "dramatiq", "reverie.workers.entry", "--processes", str(processes)]
+    """The dramatiq CLI as ``memctl worker`` runs it, in its own session, ready; stopped on
+    exit."""
+    from reverie.compose import WORKER_BROKER
+
+    cmd = [sys.executable, "-m", "dramatiq", WORKER_BROKER, "--processes", str(processes)]
     cmd += ["--threads", str(threads), "--queues", "ingest", "embed", "maintenance"]
     with log_path.open("wb") as out:
         proc = subprocess.Popen(
@@ -403,13 +409,12 @@ def serve(kind: str, port: int, brain_url: str, redis_url: str, brain: dict[str,
 
     logging.basicConfig(level=logging.WARNING)
     if kind == "reverie":
-        from reverie.api.app import create_app
-        from reverie.workers import setup
+        from reverie import compose
 
         settings = memory_core.load_settings(
             brain_url=brain_url, redis_url=redis_url, embedder="none", **brain
         )
-        app = create_app(settings, setup(settings))
+        app = compose.app(compose.process(settings, run_workers=False))
     else:
         app = bare_app()
     # The very call api.app.run makes, for both apps.
@@ -569,7 +574,7 @@ def _count_inbox(brain_url: str) -> int:
     try:
         return int(scalar(brain, "SELECT count(*) FROM inbox_turns"))
     finally:
-        memory_core.close_brain(brain_url)
+        brain.close()
 
 
 def _http_summary(
@@ -623,7 +628,7 @@ def post_turns(brain: Brain, actors: Any, turns: Sequence[TurnText], run: str) -
     for start in range(0, len(turns), POST_BATCH):
         chunk = turns[start : start + POST_BATCH]
         accepted = ingest.accept_turns(
-            brain, [as_turn(t, f"{run}-{start + k}") for k, t in enumerate(chunk)]
+            brain, [as_turn(t, f"{run}-{start + k}") for k, t in enumerate(chunk)], identity=SYSTEM
         )
         batch = [a.turn_id for a in accepted]
         actors.ingest_batch.send(batch)
@@ -664,7 +669,7 @@ def search_check(brain: Brain, markers: Sequence[str], sample: int = 50) -> tupl
     picked = markers[:: max(len(markers) // sample, 1)][:sample]
     found = 0
     for marker in picked:
-        hits = memory_core.search(brain, marker, limit=3).results
+        hits = memory_core.search(brain, marker, limit=3, embedder=None, identity=SYSTEM).results
         found += any(marker in h.trace.content for h in hits)
     return found, len(picked)
 
@@ -672,18 +677,16 @@ def search_check(brain: Brain, markers: Sequence[str], sample: int = 50) -> tupl
 @contextmanager
 def sender(brain_url: str, redis_url: str, brain: dict[str, str]) -> Iterator[tuple[Brain, Any]]:
     """This process's brain and Redis-backed actors (to send); closed on exit."""
-    from reverie.workers import setup
+    from reverie import compose
 
     settings = memory_core.load_settings(
         brain_url=brain_url, redis_url=redis_url, embedder="none", **brain
     )
-    opened = memory_core.open_brain(settings)
-    workers = setup(settings)
+    served = compose.process(settings, run_workers=False)
     try:
-        yield opened, workers.actors
+        yield served.runtime.brain, served.actors
     finally:
-        workers.broker.close()
-        memory_core.close_brain(brain_url)
+        served.stop()
 
 
 def e2e_part(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
@@ -902,7 +905,7 @@ def trace_texts(brain_url: str) -> list[str]:
             rows = conn.execute(text("SELECT content FROM memory_traces ORDER BY seq"))
             return [r[0] for r in rows]
     finally:
-        memory_core.close_brain(brain_url)
+        brain.close()
 
 
 def direct_embed(texts: Sequence[str], threads: int, batch: int) -> dict[str, Any]:

@@ -69,7 +69,7 @@ def run(rows: int) -> dict[str, float | int | bool]:
         doc = export_brain(brain, "json", folder / "out.json")
         json_s = time.perf_counter() - t0
         problems = doctor(brain)
-        mc.close_all()
+        brain.close()
         return {
             "rows": rows,
             "csv_imported": result.imported,

@@ -43,8 +43,10 @@ from bench.locomo_scoring import (
     summarise_group,
 )
 from bench.stats import BOOTSTRAP_CONFIDENCE, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, percentile
+from memory_core.auth import SYSTEM
 from memory_core.embedders import make_embedder
 from memory_core.embeddings import store_vectors
+from memory_core.query_embedding import SearchEmbedder, query_embedder_for
 from memory_core.traces import content_hash
 
 log = logging.getLogger(__name__)
@@ -247,11 +249,22 @@ def load_conversations(folder: Path, stems: Sequence[str] | None = None) -> list
 
 
 def ask(
-    brain: memory_core.Brain, conv: Conversation, question: Question, config: SearchConfig
+    brain: memory_core.Brain,
+    conv: Conversation,
+    question: Question,
+    config: SearchConfig,
+    embedder: SearchEmbedder,
 ) -> QuestionResult:
     """Run one (already checked) question through search and score the hits."""
     start = time.perf_counter()
-    response = memory_core.search(brain, question.text, limit=SEARCH_LIMIT, **config.search)
+    response = memory_core.search(
+        brain,
+        question.text,
+        limit=SEARCH_LIMIT,
+        **config.search,
+        embedder=embedder,
+        identity=SYSTEM,
+    )
     latency_ms = (time.perf_counter() - start) * 1000.0
     hit_ids = [str(h.trace.metadata.get("dia_id")) for h in response.results]
     return QuestionResult(
@@ -267,6 +280,16 @@ def ask(
 
 
 _vectors: dict[tuple[str, str], Any] = {}  # (model, text) -> vector, across configs
+# One query embedder per embedder setting, as a process holds one: its model loads once.
+_query_embedders: dict[tuple[Any, ...], SearchEmbedder] = {}
+
+
+def query_embedder(settings: memory_core.Settings) -> SearchEmbedder:
+    """What searches under ``settings`` embed their queries with, made once per process."""
+    key = (settings.embedder, settings.embed_model, settings.embed_dim, settings.embed_threads)
+    if key not in _query_embedders:
+        _query_embedders[key] = query_embedder_for(settings, make_embedder(settings))
+    return _query_embedders[key]
 
 
 def embed_all(
@@ -302,13 +325,14 @@ def run_conversation(conv: Conversation, run: ConfigRun) -> None:
     run.no_evidence += conv.no_evidence
     with tempfile.TemporaryDirectory(prefix=f"locomo-{conv.name}-") as tmp:
         settings = memory_core.load_settings(**run.config.settings)
+        brain = memory_core.open_brain(settings, url=f"sqlite:///{tmp}/brain.sqlite")
+        embedder = query_embedder(settings)
         try:
-            brain = memory_core.open_brain(settings, url=f"sqlite:///{tmp}/brain.sqlite")
             start = time.perf_counter()
             traces = conv.traces
             if not run.config.streams:
                 traces = [dataclasses.replace(t, stream=None) for t in traces]
-            memory_core.add_traces(brain, traces)
+            memory_core.add_traces(brain, traces, identity=SYSTEM)
             embed_all(brain, settings, traces)
             run.ingest_seconds += time.perf_counter() - start
             start = time.perf_counter()
@@ -324,11 +348,11 @@ def run_conversation(conv: Conversation, run: ConfigRun) -> None:
                     log.info("%s: evidence %s partly unknown: %r", conv.name, q.evidence, q.text)
                     run.partial += 1
                 checked = Question(q.text, q.category, evidence, q.index)
-                run.results.append(ask(brain, conv, checked, run.config))
+                run.results.append(ask(brain, conv, checked, run.config, embedder))
             run.search_seconds += time.perf_counter() - start
         finally:
             # Release the engine's file handles before the folder is removed.
-            memory_core.close_all()
+            brain.close()
 
 
 def run_config(config: SearchConfig, conversations: Sequence[Conversation]) -> ConfigRun:

@@ -41,8 +41,7 @@ from bench.consolidation_retention import _dia_ids, _post
 from bench.locomo import DEFAULT_DATA, load_conversations
 from bench.locomo_scoring import score_question
 from memory_core.search import FLOOR_READS
-from reverie.api.app import create_app
-from reverie.workers import start_embedded
+from reverie import compose
 
 log = logging.getLogger(__name__)
 DATA = Path(__file__).resolve().parent / "data"
@@ -58,8 +57,8 @@ def _brain_served(folder: Path) -> tuple[mc.Settings, Any, TestClient]:
     settings = mc.load_settings(
         brain_url=f"sqlite:///{folder / 'brain.sqlite'}", data_dir=folder / "data"
     )
-    workers = start_embedded(settings)
-    return settings, workers, TestClient(create_app(settings, workers), base_url=LOCAL)
+    workers = compose.embedded(settings)
+    return settings, workers, TestClient(compose.app(workers), base_url=LOCAL)
 
 
 LOCAL = "http://127.0.0.1:8420"

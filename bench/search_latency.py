@@ -25,7 +25,6 @@ is at most 1.5 and the add throughput ratio (memory_core / bare) at least 0.5.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import json
 import logging
@@ -44,10 +43,12 @@ from sqlalchemy import text
 
 import memory_core
 from memory_core import Brain, NewTrace, Settings
+from memory_core.auth import SYSTEM
 from memory_core.db import MMAP_BYTES
 from memory_core.embedders import make_embedder
 from memory_core.embeddings import store_vectors
 from memory_core.lexical import OVERFETCH
+from memory_core.query_embedding import QueryEmbedder, SearchEmbedder, query_embedder_for
 from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 from memory_core.textutil import STOPWORDS
 
@@ -201,7 +202,7 @@ def fill_brain(brain: Brain, traces: Sequence[NewTrace]) -> float:
     """Store the traces through memory_core in batches; returns the seconds taken."""
     start = time.perf_counter()
     for i in range(0, len(traces), BATCH_SIZE):
-        memory_core.add_traces(brain, traces[i : i + BATCH_SIZE])
+        memory_core.add_traces(brain, traces[i : i + BATCH_SIZE], identity=SYSTEM)
         log.info("  stored %d/%d traces", min(i + BATCH_SIZE, len(traces)), len(traces))
     return time.perf_counter() - start
 
@@ -229,7 +230,7 @@ def _percentiles(values_ms: Sequence[float]) -> dict[str, float]:
 def _search_pair(brain: Brain, bare: sqlite3.Connection, query: str) -> dict[str, Any]:
     """memory_core.search, then the bare FTS5 query on its final MATCH string."""
     t0 = time.perf_counter_ns()
-    response = memory_core.search(brain, query, limit=SEARCH_LIMIT)
+    response = memory_core.search(brain, query, limit=SEARCH_LIMIT, embedder=None, identity=SYSTEM)
     t1 = time.perf_counter_ns()
     rows: list[Any] = []
     s = brain.settings
@@ -309,14 +310,22 @@ def store_random_vectors(brain: Brain, model: str, dim: int, seed: int) -> float
     return time.perf_counter() - start
 
 
-def _timed_search(brain: Brain, query: str, **filters: Any) -> tuple[float, Any]:
+def _timed_search(
+    brain: Brain, query: str, embedder: SearchEmbedder, **filters: Any
+) -> tuple[float, Any]:
     t0 = time.perf_counter_ns()
-    response = memory_core.search(brain, query, limit=SEARCH_LIMIT, **filters)
+    response = memory_core.search(
+        brain, query, limit=SEARCH_LIMIT, **filters, embedder=embedder, identity=SYSTEM
+    )
     return (time.perf_counter_ns() - t0) / 1e6, response
 
 
 def time_hybrid(
-    brain: Brain, warm: Sequence[str], timed: dict[str, Sequence[str]], scope_id: str
+    brain: Brain,
+    embedder: QueryEmbedder,
+    warm: Sequence[str],
+    timed: dict[str, Sequence[str]],
+    scope_id: str,
 ) -> dict[str, Any]:
     """Hybrid search against BM25-only memory_core search, query by query.
 
@@ -324,23 +333,20 @@ def time_hybrid(
     an agent's search for one user is, filtered by a type that a fifth of
     the traces have), so no timed query finds its embedding in the cache.
     """
-    lexical = dataclasses.replace(
-        brain, settings=brain.settings.model_copy(update={"embedder": "none"})
-    )
     for query in warm:
-        _timed_search(brain, query)
-        _timed_search(lexical, query)
+        _timed_search(brain, query, embedder)
+        _timed_search(brain, query, None)
     out: dict[str, Any] = {}
     cases = (("all", {}), ("scope_id", {"scope_id": scope_id}), ("type", {"type": "semantic"}))
     for label, filters in cases:
         queries = timed[label]
         hybrid_ms, lexical_ms, degraded, with_vector = [], [], 0, 0
         for query in queries:
-            ms, response = _timed_search(brain, query, **filters)
+            ms, response = _timed_search(brain, query, embedder, **filters)
             hybrid_ms.append(ms)
             degraded += bool(response.degraded)
             with_vector += "vector" in response.channels
-            lexical_ms.append(_timed_search(lexical, query, **filters)[0])
+            lexical_ms.append(_timed_search(brain, query, None, **filters)[0])
         hybrid, bm25 = _percentiles(hybrid_ms), _percentiles(lexical_ms)
         out[label] = {
             "queries": len(queries),
@@ -390,7 +396,13 @@ def bare_add(conn: sqlite3.Connection, brain_id: str, content: str) -> None:
 def memory_add(brain: Brain, content: str) -> None:
     """One agent-style memory_add: a single trace in its own transaction."""
     memory_core.add_trace(
-        brain, content, type="episodic", scope="user", scope_id="u1", tags=["a", "b"]
+        brain,
+        content,
+        type="episodic",
+        scope="user",
+        scope_id="u1",
+        tags=["a", "b"],
+        identity=SYSTEM,
     )
 
 
@@ -467,13 +479,16 @@ def bench_size(
                     "scope_id": make_queries(args.seed + 2, vocab, len(queries)),
                     "type": make_queries(args.seed + 3, vocab, len(queries)),
                 }
-                hybrid = time_hybrid(brain, warm, timed, traces[0].scope_id or "")
+                query_embedder = query_embedder_for(settings, embedder)
+                assert query_embedder is not None
+                hybrid = time_hybrid(brain, query_embedder, warm, timed, traces[0].scope_id or "")
+                query_embedder.close()
                 hybrid["vectors_s"] = round(vectors_s, 1)
             log.info("size %d: timing %d adds per side", n, args.adds)
             adds = time_adds(brain, bare, add_contents)
         finally:
             bare.close()
-            memory_core.close_brain(brain.url)
+            brain.close()
     return {
         "traces": n,
         "build_s": round(build_s, 2),

@@ -21,6 +21,8 @@ from memctl.proposals_cli import app as proposals_app
 from memctl.token_cli import app as token_app
 from memory_core import maintenance
 from memory_core.logs import configure_logging
+from memory_core.runtime import Runtime
+from reverie import compose
 
 log = logging.getLogger("memctl")
 
@@ -50,12 +52,26 @@ app.add_typer(token_app, name="token")
 
 @dataclass
 class State:
+    """One invocation's settings and output mode, and the runtime its command opens."""
+
     settings: mc.Settings
-    brain_url: str
     json: bool
+    opened: Runtime | None = None
+
+    def runtime(self, *, create: bool = False) -> Runtime:
+        """The command's runtime over the brain, opened once (created only with
+        ``create``: reading commands never make a brain)."""
+        if self.opened is None:
+            self.opened = compose.command(self.settings, create=create)
+        return self.opened
 
     def brain(self, *, create: bool = False) -> mc.Brain:
-        return mc.open_brain(self.settings, url=self.brain_url, create=create)
+        return self.runtime(create=create).brain
+
+    def close(self) -> None:
+        if self.opened is not None:
+            self.opened.close()
+            self.opened = None
 
 
 def state_of(ctx: typer.Context) -> State:
@@ -111,7 +127,8 @@ def root(
             f"using the brain in {settings.home} (the former default folder); "
             "set REVERIE_HOME to choose another"
         )
-    ctx.obj = State(settings, settings.brain_url, json_out)
+    ctx.obj = State(settings, json_out)
+    ctx.call_on_close(ctx.obj.close)
 
 
 @app.command()
@@ -146,7 +163,13 @@ def add(
     state = _state(ctx)
     brain = state.brain(create=True)
     trace_id = mc.add_trace(
-        brain, text, type=type_, scope=scope, scope_id=scope_id, tags=_tags(tags) or []
+        brain,
+        text,
+        type=type_,
+        scope=scope,
+        scope_id=scope_id,
+        tags=_tags(tags) or [],
+        identity=mc.OPEN,
     )
     if state.json:
         out.emit_json({"traceId": trace_id})
@@ -174,8 +197,9 @@ def search(
 ) -> None:
     """Search memory, best match first."""
     state = _state(ctx)
+    runtime = state.runtime()
     response = mc.search(
-        state.brain(),
+        runtime.brain,
         query,
         type=type_,
         scope=scope,
@@ -184,6 +208,8 @@ def search(
         limit=limit,
         min_score=min_score,
         as_of=mc.parse_time(as_of, "--as-of"),
+        identity=mc.OPEN,
+        embedder=runtime.query_embedder,
     )
     for channel in response.degraded:
         out.warn(f"searched without the {channel} channel (its embedder is unavailable)")
@@ -214,7 +240,7 @@ def search(
 def show(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Show one trace in full (deleted ones too, marked as such)."""
     state = _state(ctx)
-    trace = mc.get_trace(state.brain(), trace_id, include_deleted=True)
+    trace = mc.get_trace(state.brain(), trace_id, include_deleted=True, identity=mc.OPEN)
     doc = trace.to_dict()
     if state.json:
         out.emit_json(doc)
@@ -235,7 +261,9 @@ def update(
     state = _state(ctx)
     if content is None and tags is None:
         raise mc.InvalidArgument("nothing to update: give --content and/or --tags")
-    trace = mc.update_trace(state.brain(), trace_id, content=content, tags=_tags(tags))
+    trace = mc.update_trace(
+        state.brain(), trace_id, content=content, tags=_tags(tags), identity=mc.OPEN
+    )
     if trace is None:
         raise mc.NotFound(f"no active trace {trace_id}")
     if state.json:
@@ -248,7 +276,7 @@ def update(
 def delete(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Soft-delete a trace (kept for audit, never shown by search)."""
     state = _state(ctx)
-    if not mc.delete_trace(state.brain(), trace_id):
+    if not mc.delete_trace(state.brain(), trace_id, identity=mc.OPEN):
         raise mc.NotFound(f"no active trace {trace_id}")
     if state.json:
         out.emit_json({"deleted": True, "traceId": trace_id})
@@ -272,7 +300,7 @@ def forget(
     state = _state(ctx)
     brain = state.brain()
     if not (yes or state.json or not sys.stdin.isatty()):
-        page = mc.list_traces(brain, scope=scope, scope_id=scope_id, limit=1)
+        page = mc.list_traces(brain, scope=scope, scope_id=scope_id, limit=1, identity=mc.OPEN)
         held = "some memories" if page.traces else "no active memory"
         question = (
             f"Forget everything of scope id {scope_id!r} ({held}, deleted ones and turns too)? "
@@ -280,7 +308,7 @@ def forget(
         )
         if not typer.confirm(question, default=False):
             raise typer.Exit(1)
-    forgotten = forget_scope_id(brain, state.settings, scope_id, scope=scope, within=None)
+    forgotten = forget_scope_id(brain, state.settings, scope_id, scope=scope, identity=mc.OPEN)
     if state.json:
         out.emit_json(forgotten.to_dict())
     else:
@@ -311,7 +339,7 @@ def merge(
 ) -> None:
     """Merge traces into the most-retrieved one; the others are soft-deleted."""
     state = _state(ctx)
-    result = mc.merge_traces(state.brain(), trace_ids, merged_content=content)
+    result = mc.merge_traces(state.brain(), trace_ids, merged_content=content, identity=mc.OPEN)
     if state.json:
         out.emit_json({"survivorId": result.survivor_id, "deletedIds": result.deleted_ids})
     else:

@@ -8,6 +8,7 @@ from typing import Any
 
 import memory_core as mc
 from memctl import output as out
+from memory_core.runtime import Runtime
 
 MEMORIES = [
     ("User prefers dark mode in every editor.", "semantic", ["preference", "ui"]),
@@ -32,11 +33,13 @@ def run_demo(settings: mc.Settings, *, as_json: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="reverie-demo-") as tmp:
         url = f"sqlite:///{Path(tmp) / 'brain.sqlite'}"
         settings = settings.model_copy(update={"data_dir": Path(tmp) / "data"})
-        brain = mc.open_brain(settings, url=url)
+        runtime = Runtime.open(settings.model_copy(update={"brain_url": url}))
+        brain = runtime.brain
         from memory_core.consolidation.dream import reflect
 
-        ctx = mc.ToolContext(
+        ctx = mc.ToolContext(  # no queue here: the pass runs in this process
             brain,
+            mc.OPEN,
             scope_ids={"user": "demo-user"},
             reflect=lambda: reflect(brain, settings, None),
         )
@@ -56,7 +59,7 @@ def run_demo(settings: mc.Settings, *, as_json: bool) -> None:
         say("memory_add with a bad type is refused", result=r["error"]["message"])
 
         r = mc.call_tool("memory_merge", {"traceIds": [ids[0], ids[2]]}, ctx)
-        survivor = mc.get_trace(brain, r["survivorId"])
+        survivor = mc.get_trace(brain, r["survivorId"], identity=mc.OPEN)
         say(
             "memory_merge the two dark-mode memories",
             survivor=survivor.content,
@@ -81,6 +84,6 @@ def run_demo(settings: mc.Settings, *, as_json: bool) -> None:
 
         r = mc.call_tool("memory_reflect", {}, ctx)
         say("memory_reflect", result=r)
-        mc.close_all()
+        runtime.close()
     if as_json:
         out.emit_json({"steps": steps})

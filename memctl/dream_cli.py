@@ -26,12 +26,11 @@ def register(app: typer.Typer, state_of: object) -> None:
     ) -> None:
         """Run a dream pass: prune, merge, strengthen, derive, compact, re-index."""
         from memory_core.consolidation.dream import dream
-        from memory_core.embedders import make_embedder
         from memory_core.schedule import is_due
 
         state = state_of(ctx)  # type: ignore[operator]
-        brain = state.brain()
-        settings = state.settings
+        runtime = state.runtime()
+        brain, settings = runtime.brain, runtime.settings
         if if_due:
             check = is_due(brain, settings)
             if not check.due:
@@ -46,9 +45,13 @@ def register(app: typer.Typer, state_of: object) -> None:
                 raise mc.ConfigError(
                     "--enqueue needs REVERIE_REDIS_URL; without it the pass runs here"
                 )
-            from reverie.workers import setup
+            from reverie import compose
 
-            setup(settings).actors.dream.send("manual")
+            workers = compose.queue_for(runtime)
+            try:
+                workers.sender().dream("manual", None)
+            finally:
+                workers.stop()
             _emit(state.json, {"status": "enqueued"}, "dream pass enqueued")
             return
         from memory_core.consolidation.dream import STEPS
@@ -58,7 +61,7 @@ def register(app: typer.Typer, state_of: object) -> None:
                 brain,
                 settings,
                 dry_run=dry_run,
-                embedder=make_embedder(settings),
+                embedder=runtime.embedder(),
                 on_step=(lambda _: advance(1)) if advance is not None else None,
             )
         doc = report.to_dict()

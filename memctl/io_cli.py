@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 import typer
 
-import memory_core as mc
 from memctl import output as out
 from memory_core.io import (
     EXPORT_FORMATS,
@@ -16,6 +15,7 @@ from memory_core.io import (
     export_size,
     import_into,
 )
+from memory_core.runtime import Runtime
 
 MAX_SHOWN_ERRORS = 20
 
@@ -42,14 +42,21 @@ def _print_import(doc: dict[str, Any]) -> None:
         )
 
 
-def _enqueue_embedding(settings: mc.Settings, trace_ids: list[str]) -> bool:
+def _enqueue_embedding(runtime: Runtime, trace_ids: list[str]) -> bool:
     """With Redis, queue the new traces for the embed workers; embedded mode's
     reconcile (or embed-backfill) picks them up otherwise."""
+    settings = runtime.settings
     if not trace_ids or not settings.redis_url or settings.embedder == "none":
         return False
-    from reverie.workers import setup
+    from reverie import compose
 
-    setup(settings).actors.send_embed(trace_ids, settings.embed_batch_size)
+    workers = compose.queue_for(runtime)
+    try:
+        sender = workers.sender()
+        for start in range(0, len(trace_ids), settings.embed_batch_size):
+            sender.embed(trace_ids[start : start + settings.embed_batch_size])
+    finally:
+        workers.stop()
     return True
 
 
@@ -115,13 +122,10 @@ def register(app: typer.Typer, state_of: object) -> None:
         """Import traces from a file or folder; duplicates are skipped by default.  Rows
         that fail are reported and the rest imported; the exit code then says so (8)."""
         state = state_of(ctx)  # type: ignore[operator]
-        brain = state.brain(create=True)
+        runtime = state.runtime(create=True)
+        brain = runtime.brain
         owner = (scope, scope_id) if scope_id is not None else None
-        miner = None
-        if extract:
-            from memory_core.extraction import make_extract
-
-            miner = make_extract(state.settings)
+        miner = runtime.extract if extract else None
         with out.progress(f"import {fmt}", not state.json) as progress:
             result = import_into(
                 brain,
@@ -135,7 +139,7 @@ def register(app: typer.Typer, state_of: object) -> None:
         doc = result.to_dict()
         unembedded = doc.pop("unembedded_ids")
         doc["unembedded"] = len(unembedded)
-        doc["embed_enqueued"] = _enqueue_embedding(state.settings, unembedded)
+        doc["embed_enqueued"] = _enqueue_embedding(runtime, unembedded)
         if state.json:
             out.emit_json(doc)
         else:

@@ -15,6 +15,7 @@ import typer
 
 from memctl import output as out
 from memory_core import proposals
+from memory_core.auth import OPEN
 from memory_core.errors import InvalidArgument
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def list_(
     if ctx.invoked_subcommand is not None:
         return
     state = _state(ctx)
-    found = proposals.review(state.brain(), state.settings, status, kind=kind)
+    found = proposals.review(state.brain(), state.settings, status, kind=kind, identity=OPEN)
     if state.json:
         out.emit_json({"proposals": found})
         return
@@ -160,7 +161,7 @@ def _confirm(state: State, ids: list[str], yes: bool) -> bool:
     """On a terminal, say how many of what would be applied and ask; elsewhere, go on."""
     if yes or state.json or not sys.stdin.isatty() or not ids:
         return True
-    found = {p["id"]: p for p in proposals.review(state.brain(), state.settings)}
+    found = {p["id"]: p for p in proposals.review(state.brain(), state.settings, identity=OPEN)}
     prunes = sum(1 for i in ids if found.get(i, {}).get("kind") == "prune")
     merges = sum(1 for i in ids if found.get(i, {}).get("kind") == "merge")
     question = (

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from memctl import output as out
+from reverie import compose
 
 Host = Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")]
 Port = Annotated[int | None, typer.Option(help="Port to bind (default 8420).")]
@@ -23,11 +24,9 @@ def register(app: typer.Typer, state_of: object) -> None:
         port: Port = None,
     ) -> None:
         """Run Reverie: API, workers and scheduler in one process (with Redis: the API only)."""
-        from memctl import serve
-
         state = state_of(ctx)  # type: ignore[operator]
         settings = state.settings
-        serve.up(settings, host or settings.api_host, port or settings.api_port)
+        compose.up(settings, host or settings.api_host, port or settings.api_port)
 
     @app.command()
     def api(
@@ -36,11 +35,9 @@ def register(app: typer.Typer, state_of: object) -> None:
         port: Port = None,
     ) -> None:
         """Run the HTTP API alone (needs REVERIE_REDIS_URL; workers run separately)."""
-        from memctl import serve
-
         state = state_of(ctx)  # type: ignore[operator]
         settings = state.settings
-        serve.api(settings, host or settings.api_host, port or settings.api_port)
+        compose.api(settings, host or settings.api_host, port or settings.api_port)
 
     @app.command()
     def worker(
@@ -49,19 +46,14 @@ def register(app: typer.Typer, state_of: object) -> None:
         threads: Annotated[int, typer.Option(help="Threads per process.")] = 4,
     ) -> None:
         """Run dramatiq worker processes on Redis (supervise them: a dead one stops the group)."""
-        from memctl import serve
-
         state = state_of(ctx)  # type: ignore[operator]
-        settings = state.settings
-        serve.worker(settings, processes, threads)
+        compose.worker(state.settings, processes, threads)
 
     @app.command()
     def scheduler(ctx: typer.Context) -> None:
         """Fire dream passes and reconcile sweeps on Redis workers until SIGTERM (one per brain)."""
-        from reverie.scheduler import main as run_scheduler
-
         state = state_of(ctx)  # type: ignore[operator]
-        run_scheduler(state.settings.model_copy(update={"brain_url": state.brain_url}))
+        compose.scheduler(state.settings)
 
     @app.command()
     def reconcile(ctx: typer.Context) -> None:
@@ -69,8 +61,7 @@ def register(app: typer.Typer, state_of: object) -> None:
         from memctl import jobs
 
         state = state_of(ctx)  # type: ignore[operator]
-        settings = state.settings
-        doc = jobs.reconcile_now(settings, state.brain())
+        doc = jobs.reconcile_now(state.runtime())
         if state.json:
             out.emit_json(doc)
         else:
@@ -82,7 +73,7 @@ def register(app: typer.Typer, state_of: object) -> None:
         from memctl import jobs
 
         state = state_of(ctx)  # type: ignore[operator]
-        doc = jobs.embed_backfill(state.settings, state.brain(), show_progress=not state.json)
+        doc = jobs.embed_backfill(state.runtime(), show_progress=not state.json)
         if state.json:
             out.emit_json(doc)
         else:

@@ -1,11 +1,14 @@
 """memory_core: the library that owns the brain.
 
 It imports no queue, no scheduler and no web framework; the workers, the
-scheduler, the API and memctl are thin adapters over what is exported here.
+scheduler, the API, MCP and memctl are thin adapters over what is exported
+here.  A process holds one :class:`Runtime` (settings, brain, embedder,
+extractor, where its jobs go), built at its entry point; every read and write
+acts for an :class:`Identity`.
 """
 
-from memory_core.auth import OPEN, Identity
-from memory_core.db import Brain, close_all, close_brain, open_brain
+from memory_core.auth import OPEN, SYSTEM, Identity
+from memory_core.db import Brain, open_brain
 from memory_core.errors import (
     AddressUnavailable,
     BrainError,
@@ -19,6 +22,7 @@ from memory_core.errors import (
     ReverieError,
     Unauthorized,
 )
+from memory_core.runtime import Runtime
 from memory_core.search import SearchHit, SearchResponse, search
 from memory_core.settings import Settings, load_settings
 from memory_core.timeref import parse_time
@@ -37,6 +41,7 @@ from memory_core.traces import (
 
 __all__ = [
     "OPEN",
+    "SYSTEM",
     "TOOL_SCHEMAS",
     "AddressUnavailable",
     "Brain",
@@ -52,6 +57,7 @@ __all__ = [
     "NotEnabled",
     "NotFound",
     "ReverieError",
+    "Runtime",
     "SearchHit",
     "SearchResponse",
     "Settings",
@@ -61,8 +67,6 @@ __all__ = [
     "add_trace",
     "add_traces",
     "call_tool",
-    "close_all",
-    "close_brain",
     "delete_trace",
     "get_trace",
     "list_traces",

@@ -10,10 +10,12 @@ update traces, post turns), ``delete`` (delete; merging needs it too, since
 it deletes the merged-away traces), ``dream`` (run a dream pass) and
 ``admin`` (everything, and managing tokens).  None implies another, except
 ``admin``.  An identity may be pinned to scope ids: it then sees and writes
-only traces of those scope ids, which memory_core's reads and writes enforce
-(``within=``), not only the adapters.  A caller that names the scope ids it
-acts for (an agent's user, say) is confined to them the same way
-(:meth:`Identity.acting_as`), token or none.
+only traces of those scope ids.  Every read and write of memory_core acts for
+an identity (``identity=``, required): the library enforces its scope ids, and
+the capabilities of its writes, not only the adapters.  Every tenant is an
+unpinned identity named as such (:data:`SYSTEM`, :data:`OPEN`), never a
+default.  A caller that names the scope ids it acts for (an agent's user, say)
+is confined to them the same way (:meth:`Identity.acting_as`), token or none.
 """
 
 from __future__ import annotations
@@ -64,8 +66,12 @@ class Identity:
 
     @property
     def within(self) -> frozenset[str] | None:
-        """The scope ids this identity is confined to, for memory_core's ``within=``."""
+        """The scope ids this identity is confined to; None: every one."""
         return self.scope_ids
+
+    def sees(self, scope_id: str | None) -> bool:
+        """Whether a trace or turn of ``scope_id`` exists for this identity."""
+        return self.scope_ids is None or scope_id in self.scope_ids
 
     def scope_id_for(self, scope_id: str | None) -> str | None:
         """The scope id a write by this identity goes to; :class:`Forbidden` if not its own.
@@ -108,6 +114,21 @@ class Identity:
 
 # Whoever calls when no token is configured (loopback only) or through memctl.
 OPEN = Identity("open", frozenset(CAPABILITIES))
+# The brain's own work (ingestion, dream passes, imports): every tenant, explicitly.
+SYSTEM = Identity("system", frozenset(CAPABILITIES))
+
+
+def acting(identity: Any, *capabilities: str) -> Identity:
+    """``identity`` when it is one with these capabilities; a library read or write
+    acts for an identity, never for "whoever" (every tenant is :data:`SYSTEM` or an
+    unpinned admin, named, never a default)."""
+    if not isinstance(identity, Identity):
+        raise Forbidden(
+            f"a read or write of the brain acts for an identity; got {identity!r} "
+            "(every tenant: memory_core.auth.SYSTEM)"
+        )
+    identity.require(*capabilities)
+    return identity
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,12 @@
 """The brain's engine, connections, transactions and migrations.
 
-One module owns the engine: one engine per brain URL per process, with SQLite
+One module owns the engine: each open :class:`Brain` has its own, with SQLite
 pragmas (WAL, busy timeout, foreign keys, synchronous) set in a connect
-listener.  Every write goes through :meth:`Brain.transaction`, which begins
+listener.  Nothing is cached by the module: a process opens its brain once
+(its runtime holds it), and a brain opened again, with the same settings or
+others, is another object that shares nothing but the file.
+
+Every write goes through :meth:`Brain.transaction`, which begins
 ``IMMEDIATE``: SQLite's deferred transactions take the write lock only at the
 first write, and a reader that then wants to write fails with "database is
 locked" whatever the busy timeout, because the lock it waits for cannot be
@@ -23,7 +27,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
@@ -32,6 +36,8 @@ from memory_core.errors import BrainError, BrainNotFound, ConfigError
 from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 _BEGIN_OPTION = "reverie_begin"
 MMAP_BYTES = 256 * 1024 * 1024
@@ -50,6 +56,28 @@ class Brain:
     # Writers of one process queue here rather than in SQLite's busy handler,
     # which polls with growing sleeps; other processes still meet the file lock.
     _write_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _state: dict[type, Any] = field(default_factory=dict, repr=False)
+    _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def state(self, kind: type[T]) -> T:
+        """This brain's one ``kind()``: in-memory state derived from its rows (the
+        search's vector indexes, its term counts), made on first use and kept by this
+        object alone, so two brains never share it."""
+        with self._state_lock:
+            found = self._state.get(kind)
+            if found is None:
+                found = self._state[kind] = kind()
+            return found
+
+    def close(self) -> None:
+        """Release the engine's connections and file handles (the object is done)."""
+        with self._state_lock:
+            for held in self._state.values():
+                closing_hook = getattr(held, "close", None)
+                if closing_hook is not None:
+                    closing_hook()
+            self._state.clear()
+        self.engine.dispose()
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
@@ -104,20 +132,6 @@ def _wrap_db_errors(path: Path) -> Iterator[None]:
         raise BrainError(f"brain {path} is not usable: {e.orig}") from e
     except sqlite3.OperationalError as e:  # raised by begin_immediate, below SQLAlchemy
         raise BrainError(f"brain {path}: {e}") from e
-
-
-# Open engines by URL and the connection settings they were made with; open brains
-# by URL and their whole settings.  A brain opened again with other settings is
-# another Brain object (on its own engine when its connection settings differ),
-# never the first one with the first caller's settings.
-_engines: dict[tuple[str, tuple[int, str]], Engine] = {}
-_brains: dict[tuple[str, str], Brain] = {}
-_lock = threading.Lock()
-
-
-def _connection_key(settings: Settings) -> tuple[int, str]:
-    """The settings an engine's connections are made with."""
-    return settings.sqlite_busy_timeout_ms, settings.sqlite_synchronous
 
 
 def _sqlite_path(url: str) -> Path:
@@ -215,30 +229,28 @@ def open_brain(settings: Settings, *, url: str | None = None, create: bool = Tru
 
     ``url`` defaults to ``settings.brain_url``.  Without ``create`` a missing
     file raises :class:`BrainNotFound`, so read commands never make empty brains.
+    Every call opens a new :class:`Brain` on its own engine, run by these
+    settings: a process opens its brain once, at its entry point, and hands it
+    down; :meth:`Brain.close` releases it.
     """
     url = url or settings.brain_url
     path = _sqlite_path(url)
-    key = (url, settings.model_dump_json())
-    with _lock:
-        brain = _brains.get(key)
-        if brain is not None and path.exists():
-            return brain
-        if not path.exists():
-            if not create:
-                raise BrainNotFound(f"no brain at {path}")
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as e:
-                raise BrainError(f"cannot create {path.parent}: {e}") from e
-        else:
-            _refuse_foreign(path)
-        engine_key = (url, _connection_key(settings))
-        engine = _engines.get(engine_key)
-        if engine is None:
-            engine = _engines[engine_key] = _make_engine(url, settings)
+    if not path.exists():
+        if not create:
+            raise BrainNotFound(f"no brain at {path}")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise BrainError(f"cannot create {path.parent}: {e}") from e
+    else:
+        _refuse_foreign(path)
+    engine = _make_engine(url, settings)
+    try:
         brain_id = migrate(engine, path)
-        brain = _brains[key] = Brain(url, engine, path, brain_id, settings)
-        return brain
+    except BaseException:
+        engine.dispose()
+        raise
+    return Brain(url, engine, path, brain_id, settings)
 
 
 def _refuse_foreign(path: Path) -> None:
@@ -258,26 +270,6 @@ def _refuse_foreign(path: Path) -> None:
         raise BrainError(f"{path} is a SQLite file but not a Reverie brain")
 
 
-def close_brain(url: str) -> None:
-    """Release the engines of one brain file (their connections and file handles)."""
-    with _lock:
-        for key in [k for k in _brains if k[0] == url]:
-            del _brains[key]
-        engines = [_engines.pop(k) for k in [k for k in _engines if k[0] == url]]
-    for engine in engines:
-        engine.dispose()
-
-
-def close_all() -> None:
-    """Dispose every engine this process opened (tests, shutdown)."""
-    with _lock:
-        for engine in _engines.values():
-            engine.dispose()
-        _engines.clear()
-        _brains.clear()
-
-
-@cache
 def _alembic_config() -> Any:
     from alembic.config import Config
 

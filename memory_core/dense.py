@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ from sqlalchemy import Connection
 from memory_core.db import Brain
 from memory_core.errors import ChannelUnavailable
 from memory_core.query_embedding import QueryEmbedder, Vector
-from memory_core.vector_index import Snapshot, index_for
+from memory_core.vector_index import PRODUCT_THREADS, Snapshot, VectorIndexes
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ class VectorSearch:
     embedder: QueryEmbedder
     snapshot: Snapshot
     pending: Future[Vector] | Vector
+    indexes: VectorIndexes
 
     def finish(
         self, conn: Connection, where: str | None, params: dict[str, Any], selective: bool
@@ -53,7 +55,7 @@ class VectorSearch:
         """
         vector = self.embedder.wait(self.pending)
         rows = allowed_rows(conn, self.snapshot, where, params) if where and selective else None
-        return score_all(self.snapshot, vector, rows)
+        return score_all(self.snapshot, vector, rows, self.indexes.pool)
 
 
 def start(
@@ -66,7 +68,9 @@ def start(
     """
     if brain.in_transaction():
         raise ChannelUnavailable("no vector search inside a write transaction")
-    snapshot = index_for(brain, embedder.name).snapshot(conn)
+    indexes = brain.state(VectorIndexes)
+    smoothing = brain.settings.search_neighbour_smoothing
+    snapshot = indexes.get(embedder.name, smoothing).snapshot(conn)
     if not snapshot.valid.any():
         return None
     if snapshot.dim != embedder.dim:
@@ -74,7 +78,7 @@ def start(
             f"the brain's {embedder.name} vectors have {snapshot.dim} dimensions "
             f"and the embedder gives {embedder.dim}: run memctl embed-backfill"
         )
-    return VectorSearch(embedder, snapshot, embedder.start(query))
+    return VectorSearch(embedder, snapshot, embedder.start(query), indexes)
 
 
 def allowed_rows(
@@ -146,12 +150,13 @@ def score_all(
     snapshot: Snapshot,
     query_vector: npt.NDArray[np.float32],
     allowed_rows: npt.NDArray[np.int64] | None,
+    pool: Callable[[], ThreadPoolExecutor] | None = None,
 ) -> DenseScores:
     """Similarity of the query with every allowed row (rows are neighbour-smoothed).
 
     ``allowed_rows`` None means every row; rows without a current vector are
     dropped either way.  A filter that allows few rows multiplies only those.
-    A large product is split across two threads of its own, each on one BLAS
+    A large product is split across the threads ``pool`` gives (the brain's), each on one BLAS
     thread: the product is bound by memory bandwidth, and BLAS's own threads
     keep spinning after it, beside the embedder's (measured: the query
     embedding took 3 ms alone and 12-15 ms after a two-thread BLAS product).
@@ -159,14 +164,14 @@ def score_all(
     valid = snapshot.valid
     if allowed_rows is None:
         rows = np.flatnonzero(valid)
-        scores = _product(snapshot.matrix, query_vector)[rows]
+        scores = _product(snapshot.matrix, query_vector, pool)[rows]
     else:
         rows = allowed_rows[valid[allowed_rows]]
         rows.sort()
         if len(rows) * 4 < len(snapshot):
-            scores = _product(snapshot.matrix[rows], query_vector)
+            scores = _product(snapshot.matrix[rows], query_vector, pool)
         else:
-            scores = _product(snapshot.matrix, query_vector)[rows]
+            scores = _product(snapshot.matrix, query_vector, pool)[rows]
     if len(scores):
         low, high = float(scores.min()), float(scores.max())
     else:
@@ -174,27 +179,19 @@ def score_all(
     return DenseScores(snapshot, rows, scores, low, high, query_vector)
 
 
-def _product(matrix: npt.NDArray[np.float32], vector: npt.NDArray[np.float32]) -> Any:
+def _product(
+    matrix: npt.NDArray[np.float32],
+    vector: npt.NDArray[np.float32],
+    pool_of: Callable[[], ThreadPoolExecutor] | None,
+) -> Any:
     with _one_blas_thread:
-        if len(matrix) < _SPLIT_ROWS:
+        if len(matrix) < _SPLIT_ROWS or pool_of is None:
             return matrix @ vector
-        parts = np.array_split(np.arange(len(matrix)), _PRODUCT_THREADS)
+        pool = pool_of()
+        parts = np.array_split(np.arange(len(matrix)), PRODUCT_THREADS)
         bounds = [(int(p[0]), int(p[-1]) + 1) for p in parts if len(p)]
-        futures = [_pool().submit(np.matmul, matrix[a:b], vector) for a, b in bounds]
+        futures = [pool.submit(np.matmul, matrix[a:b], vector) for a, b in bounds]
         return np.concatenate([f.result() for f in futures])
-
-
-_PRODUCT_THREADS = 2
-_pool_lock = threading.Lock()
-_product_pool: ThreadPoolExecutor | None = None
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _product_pool  # noqa: PLW0603 -- one pool per process, made on first use
-    with _pool_lock:
-        if _product_pool is None:
-            _product_pool = ThreadPoolExecutor(_PRODUCT_THREADS, thread_name_prefix="vector")
-        return _product_pool
 
 
 class _OneBlasThread:

@@ -19,13 +19,14 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from memory_core.auth import DELETE, Identity, acting
 from memory_core.db import Brain
 from memory_core.errors import Forbidden, InvalidArgument
 from memory_core.proposals import STATUSES
 from memory_core.proposals.files import proposal_folder
 from memory_core.schema import FTS_TABLE
 from memory_core.settings import Settings
-from memory_core.traces import Within, check_scope, fts_delete
+from memory_core.traces import check_scope, fts_delete
 
 
 @dataclass(frozen=True)
@@ -45,13 +46,13 @@ class Forgotten:
 
 
 def forget_scope_id(
-    brain: Brain, settings: Settings, scope_id: str, *, scope: str | None = None, within: Within
+    brain: Brain, settings: Settings, scope_id: str, *, scope: str | None = None, identity: Identity
 ) -> Forgotten:
     """Remove everything of ``scope_id`` (of ``scope`` only, when given) for good.
 
-    ``within``: the scope ids the caller is confined to (None: every one); a
-    caller may forget only its own.
+    An identity pinned to scope ids may forget only its own.
     """
+    within = acting(identity, DELETE).within
     if not scope_id:
         raise InvalidArgument("scope_id: required")
     if scope is not None:

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 
+from memory_core.auth import SYSTEM
 from memory_core.db import Brain
 from memory_core.ingest import Accepted, Turn, accept_turns, check_turn
 
@@ -70,7 +71,7 @@ class TurnBatcher:
 
     def _commit(self, batch: list[tuple[Turn, Future[tuple[Accepted, bool]]]]) -> None:
         try:
-            accepted = accept_turns(self._brain, [turn for turn, _ in batch])
+            accepted = accept_turns(self._brain, [turn for turn, _ in batch], identity=SYSTEM)
         except Exception as e:  # every waiting caller gets the error
             for _, future in batch:
                 future.set_exception(e)

@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from memory_core.auth import WRITE, Identity, acting
 from memory_core.db import Brain
 from memory_core.errors import Forbidden, InvalidArgument, NotFound
 from memory_core.extraction.base import Extraction, Fact
@@ -163,17 +164,18 @@ def accept_turns(
     brain: Brain,
     turns: Sequence[Turn],
     *,
+    identity: Identity,
     now: float | None = None,
-    within: frozenset[str] | None = None,
 ) -> list[Accepted]:
     """Write turns to the inbox in one transaction (one fsync), durably.
 
     A turn whose idempotency key is already in the inbox -- or earlier in this
     batch -- answers the first turn's id and writes nothing.
     """
+    acting(identity, WRITE)
     for turn in turns:
         check_turn(turn)
-        if within is not None and turn.scope_id not in within:
+        if not identity.sees(turn.scope_id):
             raise Forbidden(f"scope_id: {turn.scope_id!r} is not a scope id this caller may write")
     now = time.time() if now is None else now
     accepted: list[Accepted] = []
@@ -199,10 +201,10 @@ def accept_turns(
 
 
 def accept_turn(
-    brain: Brain, turn: Turn, *, now: float | None = None, within: frozenset[str] | None = None
+    brain: Brain, turn: Turn, *, identity: Identity, now: float | None = None
 ) -> Accepted:
     """Write one turn to the inbox, durably (see :func:`accept_turns`)."""
-    return accept_turns(brain, [turn], now=now, within=within)[0]
+    return accept_turns(brain, [turn], identity=identity, now=now)[0]
 
 
 @dataclass
@@ -219,13 +221,12 @@ class IngestReport:
     lag_seconds: list[float] = field(default_factory=list)  # accepted -> committed
 
 
-def turn_status(
-    brain: Brain, turn_id: str, *, within: frozenset[str] | None = None
-) -> dict[str, Any]:
+def turn_status(brain: Brain, turn_id: str, *, identity: Identity) -> dict[str, Any]:
     """The inbox row of a turn, for the API's status route and for tests.
 
-    ``within``: the scope ids the caller is confined to; another's turn is not found.
+    Another's turn than ``identity``'s is not found.
     """
+    acting(identity)
     with brain.read() as conn:
         row = conn.execute(
             text(
@@ -234,7 +235,7 @@ def turn_status(
             ),
             {"id": turn_id},
         ).first()
-    if row is None or (within is not None and row.scope_id not in within):
+    if row is None or not identity.sees(row.scope_id):
         raise NotFound(f"no turn {turn_id}")
     status = dict(row._mapping)
     del status["scope_id"]

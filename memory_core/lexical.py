@@ -69,7 +69,7 @@ def rank(
     depth: int,
     settings: Settings,
     *,
-    cache_key: str,
+    counts: TermCounts | None = None,
 ) -> LexicalRanking:
     """The ``depth`` best matches of ``query`` among traces passing ``where``.
 
@@ -84,7 +84,7 @@ def rank(
     found = _run(conn, scoped(match), where, params, depth, bm25)
     if found is None or (not found and not FTS_SYNTAX.search(query) and len(query.split()) > 1):
         mode = "natural"
-        match = natural_query(conn, query, settings, cache_key)
+        match = natural_query(conn, query, settings, counts)
         found = (_run(conn, scoped(match), where, params, depth, bm25) if match else None) or []
     return LexicalRanking(
         [(f.seq, score) for f, score in found], mode, match, {f.seq: f for f, _ in found}
@@ -153,43 +153,36 @@ def _rank_active(cursor: Any, match: str, depth: int, bm25: str) -> list[tuple[F
         want *= 4
 
 
-class _TermShares:
-    """Document frequencies of stems, cached per brain.
+class TermCounts:
+    """Document frequencies of stems in one brain (its :meth:`~memory_core.db.Brain.state`).
 
     Reading a frequency from fts5vocab walks the term's whole posting list --
     longest for exactly the common words the lookup is meant to drop -- so the
-    numbers are cached and dropped when the brain has grown by a tenth.
+    numbers are kept and dropped when the brain has grown by a tenth.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_brain: dict[str, tuple[int, dict[str, int]]] = {}
+        self._basis = 0
+        self._counts: dict[str, int] = {}
 
-    def df(self, conn: Connection, key: str, total: int, stems: Sequence[str]) -> dict[str, int]:
+    def df(self, conn: Connection, total: int, stems: Sequence[str]) -> dict[str, int]:
+        """How many traces hold each stem, ``total`` being the brain's size now."""
         with self._lock:
-            basis, cache = self._by_brain.get(key, (0, {}))
-            if total > basis * 1.1 or total < basis:
-                basis, cache = total, {}
-                self._by_brain[key] = (basis, cache)
-            missing = [s for s in stems if s not in cache]
+            if total > self._basis * 1.1 or total < self._basis:
+                self._basis, self._counts = total, {}
+            counts = self._counts
+            missing = [s for s in stems if s not in counts]
         vocab = text(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = :term")
         found = {s: int(conn.execute(vocab, {"term": s}).scalar() or 0) for s in missing}
         with self._lock:
-            cache.update(found)
-            return {s: cache.get(s, found.get(s, 0)) for s in stems}
+            counts.update(found)
+            return {s: counts.get(s, found.get(s, 0)) for s in stems}
 
 
-_term_shares = _TermShares()
-
-
-def document_frequencies(
-    conn: Connection, cache_key: str, total: int, stems: Sequence[str]
-) -> dict[str, int]:
-    """How many traces hold each stem (cached per brain, as for natural queries)."""
-    return _term_shares.df(conn, cache_key or "-", total, stems)
-
-
-def natural_query(conn: Connection, query: str, settings: Settings, cache_key: str = "") -> str:
+def natural_query(
+    conn: Connection, query: str, settings: Settings, counts: TermCounts | None = None
+) -> str:
     """An FTS5 query from plain words: content words, quoted, OR-ed.
 
     On a brain of at least ``search_term_share_min_docs`` traces, words found
@@ -203,7 +196,7 @@ def natural_query(conn: Connection, query: str, settings: Settings, cache_key: s
     if total >= settings.search_term_share_min_docs and len(terms) > 1:
         limit = settings.search_max_term_share * total
         stems = {w: stem(w) for w in terms}
-        df_by_stem = _term_shares.df(conn, cache_key or "-", total, list(stems.values()))
+        df_by_stem = (counts or TermCounts()).df(conn, total, list(stems.values()))
         df = {w: df_by_stem[stems[w]] for w in terms}
         kept = [w for w in terms if df[w] <= limit]
         terms = kept or [min(terms, key=lambda w: df[w])]

@@ -1,4 +1,4 @@
-"""Query embeddings for search: one per process and embedder, cached and guarded.
+"""Query embeddings for search: one per process (its runtime's), cached and guarded.
 
 Agents repeat queries, so embeddings are cached.  An embedder that fails --
 whatever it raises -- is left alone for ``search_embed_retry_s``, and one
@@ -10,20 +10,16 @@ so the calling thread can rank BM25 meanwhile.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from memory_core.embedders import make_embedder
 from memory_core.embedders.base import Embedder
 from memory_core.errors import ChannelUnavailable, ReverieError
 from memory_core.settings import Settings
@@ -45,6 +41,7 @@ class QueryEmbedder:
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, Vector] = OrderedDict()
         self._failed_at: float | None = None
+        self._pool: ThreadPoolExecutor | None = None
 
     @property
     def name(self) -> str:
@@ -73,7 +70,11 @@ class QueryEmbedder:
             failed_at = self._failed_at
         if failed_at is not None and time.monotonic() - failed_at < self.retry_after_s:
             raise ChannelUnavailable(f"embedder {self.name} failed recently; retrying later")
-        return _pool().submit(self.embed, query)
+        with self._lock:
+            if self._pool is None:  # made on first use: most processes never search
+                self._pool = ThreadPoolExecutor(_EMBED_THREADS, thread_name_prefix="query-embed")
+            pool = self._pool
+        return pool.submit(self.embed, query)
 
     def wait(self, pending: Future[Vector] | Vector) -> Vector:
         """The vector :meth:`start` gave, waiting at most ``timeout_s`` for it."""
@@ -110,6 +111,13 @@ class QueryEmbedder:
                 self._cache.popitem(last=False)
         return vector
 
+    def close(self) -> None:
+        """Stop the embedding threads (a search still waiting gets its answer first)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
+
     def _failed(self) -> None:
         with self._lock:
             self._failed_at = time.monotonic()
@@ -122,52 +130,40 @@ class Unusable:
         self.reason = reason
 
 
-_lock = threading.Lock()
-_from_settings: dict[tuple[Any, ...], QueryEmbedder | Unusable | None] = {}
-_given: dict[int, QueryEmbedder] = {}
-_embed_pool: ThreadPoolExecutor | None = None
+# What a search embeds its query with: a process's query embedder, the reason
+# its embedder is unusable, a bare embedder (given a query embedder of the
+# brain's, below), or None for no vector channel.
+SearchEmbedder = QueryEmbedder | Unusable | Embedder | None
 
 
-def query_embedder(
-    settings: Settings, embedder: Embedder | None, *, from_settings: bool
-) -> QueryEmbedder | Unusable | None:
-    """This process's query embedder for ``embedder``, or for the settings' one.
+def query_embedder_for(settings: Settings, embedder: Embedder | None) -> QueryEmbedder | None:
+    """A query embedder over ``embedder`` with the settings' timeout and pause."""
+    if embedder is None:
+        return None
+    return QueryEmbedder(embedder, settings.search_embed_retry_s, settings.search_embed_timeout_s)
 
-    None: no vector channel.  Kept per embedder, so its cache and pause
-    outlive one search.
-    """
-    s = settings
-    with _lock:
-        if not from_settings:
-            if embedder is None:
-                return None
-            found = _given.get(id(embedder))
+
+class QueryEmbedders:
+    """One brain's query embedders for the bare embedders its searches were given (its
+    :meth:`~memory_core.db.Brain.state`): one each, so a cache and a pause outlive one
+    search.  A process passes its runtime's query embedder instead."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_id: dict[int, QueryEmbedder] = {}
+
+    def wrap(self, embedder: Embedder, settings: Settings) -> QueryEmbedder:
+        with self._lock:
+            found = self._by_id.get(id(embedder))
             if found is None or found.embedder is not embedder:
-                found = _given[id(embedder)] = QueryEmbedder(
-                    embedder, s.search_embed_retry_s, s.search_embed_timeout_s
+                found = QueryEmbedder(
+                    embedder, settings.search_embed_retry_s, settings.search_embed_timeout_s
                 )
-                with contextlib.suppress(TypeError):  # not weakly referable: the entry stays
-                    weakref.finalize(embedder, _given.pop, id(embedder), None)
+                self._by_id[id(embedder)] = found
             return found
-        key = (s.embedder, s.embed_model, tuple(s.embed_endpoints), s.embed_dim, s.embed_threads)
-        if key not in _from_settings:
-            try:
-                made = make_embedder(s)
-            except ReverieError as e:
-                log.warning("search has no vector channel: %s", e)
-                _from_settings[key] = Unusable(str(e))
-            else:
-                _from_settings[key] = (
-                    QueryEmbedder(made, s.search_embed_retry_s, s.search_embed_timeout_s)
-                    if made is not None
-                    else None
-                )
-        return _from_settings[key]
 
-
-def _pool() -> ThreadPoolExecutor:
-    global _embed_pool  # noqa: PLW0603 -- one pool per process, made on first use
-    with _lock:
-        if _embed_pool is None:
-            _embed_pool = ThreadPoolExecutor(_EMBED_THREADS, thread_name_prefix="query-embed")
-        return _embed_pool
+    def close(self) -> None:
+        with self._lock:
+            held, self._by_id = list(self._by_id.values()), {}
+        for query_embedder in held:
+            query_embedder.close()

@@ -33,11 +33,16 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, text
 
 from memory_core import dense, lexical, ranking, relevance, timeref
+from memory_core.auth import Identity, acting
 from memory_core.db import Brain
-from memory_core.embedders.base import Embedder
 from memory_core.errors import ChannelUnavailable, InvalidArgument
 from memory_core.lexical import natural_query
-from memory_core.query_embedding import Unusable, query_embedder
+from memory_core.query_embedding import (
+    QueryEmbedder,
+    QueryEmbedders,
+    SearchEmbedder,
+    Unusable,
+)
 from memory_core.settings import Settings
 from memory_core.traces import Trace, check_scope, check_tags, check_type
 
@@ -172,34 +177,31 @@ def check_as_of(value: Any) -> float | None:
     return float(value)
 
 
-class _Default:
-    """Marks "the embedder the brain's settings name" (None means no vector channel)."""
-
-
-DEFAULT_EMBEDDER: Any = _Default()
-
-
 def search(
     brain: Brain,
     query: str,
     *,
+    identity: Identity,
     type: str | None = None,
     scope: str | None = None,
     scope_id: str | None = None,
     tags: Sequence[str] | None = None,
     limit: int = 10,
     as_of: float | None = None,
+    embedder: SearchEmbedder,
     now: float | None = None,
-    embedder: Embedder | None = DEFAULT_EMBEDDER,
-    within: frozenset[str] | None = None,
     min_score: float | None = None,
 ) -> SearchResponse:
-    """Best-first traces for ``query`` among those passing every filter.
+    """Best-first traces for ``query`` among those ``identity`` sees passing every filter.
 
-    ``within``: the scope ids the caller is confined to, a filter like the others.
+    ``identity``'s scope ids (when it is pinned) are a filter like the others.
+    ``embedder`` embeds the query for the vector channel: a process passes its
+    runtime's :attr:`~memory_core.runtime.Runtime.query_embedder`; None searches
+    without the channel.
     ``min_score``: hits of lower relevance (:mod:`memory_core.relevance`) are left
     out; None: the ``search_min_score`` setting; 0: none is.
     """
+    within = acting(identity).within
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgument("query must be a non-empty string")
     filters = Filters(
@@ -218,11 +220,12 @@ def search(
     depth = max(limit, s.search_candidates)
     where, params = (None, {}) if filters.only_active() else filters.sql()
     degraded: list[str] = []
+    counts = brain.state(lexical.TermCounts)
     with brain.read() as conn:
         vector_search = None
         if s.search_vector_weight > 0:
             vector_search = _start_vector(conn, brain, embedder, query, degraded)
-        lex = lexical.rank(conn, query, where, params, depth, s, cache_key=brain.url)
+        lex = lexical.rank(conn, query, where, params, depth, s, counts=counts)
         scores = None
         if vector_search is not None:
             selective = filters.scope_id is not None or within is not None
@@ -272,7 +275,7 @@ def _query_weights(conn: Connection, brain: Brain, query: str) -> dict[str, floa
     if not stems:
         return {}
     total = int(conn.execute(text("SELECT coalesce(max(seq), 0) FROM memory_traces")).scalar_one())
-    df = lexical.document_frequencies(conn, brain.url, total, stems)
+    df = brain.state(lexical.TermCounts).df(conn, total, stems)
     return relevance.query_weights(stems, df, total)
 
 
@@ -283,17 +286,18 @@ def _indexed_text(trace: Trace) -> str:
 
 
 def _start_vector(
-    conn: Connection, brain: Brain, embedder: Any, query: str, degraded: list[str]
+    conn: Connection, brain: Brain, embedder: SearchEmbedder, query: str, degraded: list[str]
 ) -> dense.VectorSearch | None:
     """The vector channel started, or None (no channel, or degraded: noted in ``degraded``)."""
-    qe = query_embedder(brain.settings, embedder, from_settings=isinstance(embedder, _Default))
-    if qe is None:
+    if embedder is None:
         return None
-    if isinstance(qe, Unusable):
-        log.debug("search without its vector channel: %s", qe.reason)
+    if isinstance(embedder, Unusable):
+        log.debug("search without its vector channel: %s", embedder.reason)
         degraded.append(VECTOR)
         return None
-    return _degrading(degraded, dense.start, conn, brain, qe, query)
+    if not isinstance(embedder, QueryEmbedder):  # a bare embedder: the brain's wrapper of it
+        embedder = brain.state(QueryEmbedders).wrap(embedder, brain.settings)
+    return _degrading(degraded, dense.start, conn, brain, embedder, query)
 
 
 def _degrading(degraded: list[str], step: Callable[..., T], *args: Any) -> T | None:

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memory_core.auth import DELETE, WRITE, Identity, acting
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument, NotFound
 from memory_core.traces import (
-    Within,
     check_content,
     check_tags,
     dumps,
@@ -31,9 +31,9 @@ def merge_traces(
     brain: Brain,
     trace_ids: Sequence[str],
     *,
+    identity: Identity,
     merged_content: str | None = None,
     now: float | None = None,
-    within: Within = None,
 ) -> MergeResult:
     """Merge two or more active traces into the most-retrieved one.
 
@@ -43,6 +43,7 @@ def merge_traces(
     importance and stability.  The others are soft-deleted with a reason that
     names the survivor.  Any unknown or deleted id refuses the whole merge.
     """
+    acting(identity, WRITE, DELETE)
     ids = list(trace_ids)
     if len(ids) < 2:
         raise InvalidArgument("merge needs at least two trace ids")
@@ -55,7 +56,7 @@ def merge_traces(
         traces = []
         for trace_id in ids:
             trace = fetch_trace(conn, trace_id)
-            if trace is None or trace.deleted or not visible(trace, within):
+            if trace is None or trace.deleted or not visible(trace, identity):
                 raise NotFound(f"no active trace {trace_id}; nothing was merged")
             traces.append(trace)
         survivor = max(traces, key=lambda t: t.retrieval_count)  # first wins ties

@@ -14,18 +14,16 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Connection, text
 
+from memory_core.auth import DELETE, WRITE, Identity, acting
 from memory_core.db import Brain
 from memory_core.embeddings import archive_vectors
 from memory_core.errors import Conflict, InvalidArgument, NotFound
 from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
-
-# The scope ids a caller is confined to (an identity pinned to them), or None.
-Within = frozenset[str] | None
 
 # A trace that still counts as known for deduplication: active, or deleted by
 # anything but an accepted prune (forgetting for disuse never blocks relearning).
@@ -319,12 +317,24 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
     return trace_id
 
 
-def add_traces(brain: Brain, items: Sequence[NewTrace], *, now: float | None = None) -> list[str]:
-    """Store several traces in one transaction; all or none.  Returns their ids."""
-    checked = [check_new(i) for i in items]
+def add_traces(
+    brain: Brain, items: Sequence[NewTrace], *, identity: Identity, now: float | None = None
+) -> list[str]:
+    """Store several traces in one transaction; all or none.  Returns their ids.
+
+    Each goes to a scope id ``identity`` may write (:meth:`Identity.scope_id_for`:
+    a pinned identity's only one when the trace names none), else :class:`Forbidden`.
+    """
+    acting(identity, WRITE)
+    checked = [_owned(check_new(i), identity) for i in items]
     now = time.time() if now is None else now
     with brain.transaction() as conn:
         return [insert_trace(conn, brain, item, now) for item in checked]
+
+
+def _owned(item: NewTrace, identity: Identity) -> NewTrace:
+    scope_id = identity.scope_id_for(item.scope_id)
+    return item if scope_id == item.scope_id else replace(item, scope_id=scope_id)
 
 
 def find_same(brain: Brain, content: str, scope: str, scope_id: str | None) -> str | None:
@@ -341,13 +351,15 @@ def find_same(brain: Brain, content: str, scope: str, scope_id: str | None) -> s
     return None if row is None else str(row[0])
 
 
-def add_trace(brain: Brain, content: str, *, now: float | None = None, **fields: Any) -> str:
+def add_trace(
+    brain: Brain, content: str, *, identity: Identity, now: float | None = None, **fields: Any
+) -> str:
     """Store one trace (fields as in :class:`NewTrace`); returns its ``mt_`` id."""
     try:
         item = NewTrace(content=content, **fields)
     except TypeError as e:
         raise InvalidArgument(str(e)) from e
-    return add_traces(brain, [item], now=now)[0]
+    return add_traces(brain, [item], identity=identity, now=now)[0]
 
 
 _SELECT = text("SELECT * FROM memory_traces WHERE id = :id")
@@ -359,22 +371,22 @@ def fetch_trace(conn: Connection, trace_id: str) -> Trace | None:
     return Trace.from_row(row) if row is not None else None
 
 
-def visible(trace: Trace | None, within: Within) -> bool:
-    """Whether ``trace`` exists for a caller confined to the scope ids ``within``."""
-    return trace is not None and (within is None or trace.scope_id in within)
+def visible(trace: Trace | None, identity: Identity) -> bool:
+    """Whether ``trace`` exists for ``identity`` (one of its scope ids, when pinned)."""
+    return trace is not None and identity.sees(trace.scope_id)
 
 
 def get_trace(
-    brain: Brain, trace_id: str, *, include_deleted: bool = False, within: Within = None
+    brain: Brain, trace_id: str, *, identity: Identity, include_deleted: bool = False
 ) -> Trace:
     """The trace with this id; :class:`NotFound` if absent (or deleted, by default).
 
-    ``within``: the scope ids the caller is confined to; another's trace is
-    not found either, so ids cannot be probed.
+    Another's trace than ``identity``'s is not found either, so ids cannot be probed.
     """
+    acting(identity)
     with brain.read() as conn:
         trace = fetch_trace(conn, trace_id)
-    if trace is None or not visible(trace, within) or (trace.deleted and not include_deleted):
+    if trace is None or not visible(trace, identity) or (trace.deleted and not include_deleted):
         raise NotFound(f"no active trace {trace_id}")
     return trace
 
@@ -393,13 +405,13 @@ class Page:
 def list_traces(
     brain: Brain,
     *,
+    identity: Identity,
     scope: str | None = None,
     scope_id: str | None = None,
     type: str | None = None,
     tags: Sequence[str] = (),
     cursor: str | None = None,
     limit: int = 50,
-    within: Within = None,
 ) -> Page:
     """Active traces, newest stored first, a page at a time.
 
@@ -407,6 +419,7 @@ def list_traces(
     stable while others write: a trace stored after the first page is not
     in a later one, and no trace present throughout is skipped or repeated.
     """
+    within = acting(identity).within
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidArgument(f"limit: between 1 and {MAX_PAGE}; got {limit}")
     where = ["deleted = 0"]
@@ -448,11 +461,11 @@ def update_trace(
     brain: Brain,
     trace_id: str,
     *,
+    identity: Identity,
     content: str | None = None,
     tags: Sequence[str] | None = None,
     expected_version: int | None = None,
     now: float | None = None,
-    within: Within = None,
 ) -> Trace | None:
     """Replace content and/or tags of an active trace.
 
@@ -462,6 +475,7 @@ def update_trace(
     the trace has changed since the caller read it, :class:`Conflict` is
     raised and nothing is written.
     """
+    acting(identity, WRITE)
     if content is not None:
         check_content(content)
     new_tags = check_tags(tags) if tags is not None else None
@@ -470,7 +484,7 @@ def update_trace(
     now = time.time() if now is None else now
     with brain.transaction() as conn:
         old = fetch_trace(conn, trace_id)
-        if old is None or old.deleted or not visible(old, within):
+        if old is None or old.deleted or not visible(old, identity):
             return None
         if expected_version is not None and old.version != expected_version:
             raise Conflict(
@@ -541,18 +555,19 @@ def delete_trace(
     brain: Brain,
     trace_id: str,
     *,
+    identity: Identity,
     reason: str = "deleted",
     now: float | None = None,
-    within: Within = None,
 ) -> bool:
     """Soft-delete: the row stays for provenance, search never shows it again.
 
-    Returns False when the id names no active trace.
+    Returns False when the id names no active trace ``identity`` sees.
     """
+    acting(identity, DELETE)
     now = time.time() if now is None else now
     with brain.transaction() as conn:
         trace = fetch_trace(conn, trace_id)
-        if trace is None or trace.deleted or not visible(trace, within):
+        if trace is None or trace.deleted or not visible(trace, identity):
             return False
         soft_delete(conn, trace, reason, now)
         return True

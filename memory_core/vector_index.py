@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import logging
 import threading
-import weakref
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -304,37 +304,46 @@ def prune_events(conn: Connection, keep: int = KEEP_EVENTS) -> int:
     return int(gone.rowcount)
 
 
-class _Registry:
-    """One index per open brain (the object), model and smoothing, in this process.
+class VectorIndexes:
+    """One brain's indexes (its :meth:`~memory_core.db.Brain.state`), one per model and
+    smoothing, and the threads that multiply them.
 
-    Keyed by the brain object rather than its id: an exported copy keeps the
-    id, and two files must never share vectors.  A brain that is closed and
-    collected takes its indexes with it.
+    Held by the brain object, never by the module: an exported copy keeps the
+    brain's id, and two files must never share vectors.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._indexes: dict[tuple[int, str, float], VectorIndex] = {}
+        self._indexes: dict[tuple[str, float], VectorIndex] = {}
+        self._pool: ThreadPoolExecutor | None = None
 
-    def get(self, brain: Brain, model: str, smoothing: float) -> VectorIndex:
+    def get(self, model: str, smoothing: float) -> VectorIndex:
         """The index, made on first use."""
-        key = (id(brain), model, smoothing)
         with self._lock:
-            index = self._indexes.get(key)
+            index = self._indexes.get((model, smoothing))
             if index is None:
-                index = self._indexes[key] = VectorIndex(model, smoothing)
-                weakref.finalize(brain, self._drop, id(brain))
+                index = self._indexes[(model, smoothing)] = VectorIndex(model, smoothing)
             return index
 
-    def _drop(self, brain_key: int) -> None:
+    def pool(self) -> ThreadPoolExecutor:
+        """Threads that split a large product (made on first use)."""
         with self._lock:
-            for key in [k for k in self._indexes if k[0] == brain_key]:
-                del self._indexes[key]
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(PRODUCT_THREADS, thread_name_prefix="vector")
+            return self._pool
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+            self._indexes.clear()
+        if pool is not None:
+            pool.shutdown(wait=False)
 
 
-registry = _Registry()
+# Threads of one brain's vector products.
+PRODUCT_THREADS = 2
 
 
 def index_for(brain: Brain, model: str) -> VectorIndex:
-    """This process's index of ``model`` vectors in ``brain``, smoothed as its settings say."""
-    return registry.get(brain, model, brain.settings.search_neighbour_smoothing)
+    """``brain``'s index of ``model`` vectors, smoothed as its settings say."""
+    return brain.state(VectorIndexes).get(model, brain.settings.search_neighbour_smoothing)

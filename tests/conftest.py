@@ -40,7 +40,6 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("REVERIE_HOME", str(tmp_path / "reverie-home"))
     yield
-    mc.close_all()
 
 
 @pytest.fixture
@@ -54,8 +53,10 @@ def settings(tmp_path: Path, brain_url: str) -> mc.Settings:
 
 
 @pytest.fixture
-def brain(settings: mc.Settings) -> mc.Brain:
-    return mc.open_brain(settings)
+def brain(settings: mc.Settings) -> Iterator[mc.Brain]:
+    opened = mc.open_brain(settings)
+    yield opened
+    opened.close()
 
 
 def brain_digest(brain: mc.Brain) -> str:
@@ -188,7 +189,6 @@ def memctl_in_process(
         finally:
             os.chdir(here)
             root.handlers[:], root.level = handlers, level
-            mc.close_all()  # as a process's exit would: the next command opens afresh
             sys.stdout.flush()
             sys.stderr.flush()
         return subprocess.CompletedProcess(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 
 WRITER = textwrap.dedent(
     """
@@ -24,7 +25,7 @@ WRITER = textwrap.dedent(
         try:
             for i in range(per_thread):
                 mc.add_trace(brain, f"note {name} {t} {i} zebra{name}x{t}x{i}",
-                             scope="thread", scope_id=name)
+                             scope="thread", scope_id=name, identity=mc.SYSTEM)
         except Exception as e:
             errors.append(repr(e))
 
@@ -61,12 +62,14 @@ def test_two_processes_of_four_threads_lose_no_write(tmp_path: Path) -> None:
             == 40_000
         )
     for p in range(processes):
-        hits = mc.search(brain, "note", scope_id=f"p{p}", limit=100).results
+        hits = mc.search(
+            brain, "note", scope_id=f"p{p}", limit=100, embedder=None, identity=SYSTEM
+        ).results
         assert len(hits) == 100
         for t in (0, threads - 1):
             for i in (0, per_thread - 1):
                 token = f"zebrap{p}x{t}x{i}"
-                found = mc.search(brain, token).results
+                found = mc.search(brain, token, embedder=None, identity=SYSTEM).results
                 assert [h.trace.content.split()[-1] for h in found] == [token]
     from memory_core.maintenance import doctor
 

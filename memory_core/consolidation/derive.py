@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import text
 
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.traces import NewTrace, add_traces
 from memory_core.undo import created
@@ -206,7 +207,7 @@ def apply(ctx: PassContext, insights: list[Insight]) -> list[str]:
     if not items:
         return []
     with ctx.brain.transaction() as conn:
-        ids = add_traces(ctx.brain, items, now=ctx.now)
+        ids = add_traces(ctx.brain, items, now=ctx.now, identity=SYSTEM)
         created(conn, ctx.pass_id, "derive", ids, ctx.now)
     return ids
 

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, text
 
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.base import PassContext, StepResult, Vectors
 from memory_core.consolidation.neardup import Method, near_duplicate_pairs
 from memory_core.consolidation.verify import Verdict, merged_text, verify
@@ -324,7 +325,11 @@ def apply(ctx: PassContext, merge_plan: MergePlan) -> tuple[list[dict[str, objec
                     if survivor is None or survivor.deleted:
                         raise NotFound(group[0])
                     result = merge_traces(
-                        ctx.brain, group, merged_content=survivor.content, now=ctx.now
+                        ctx.brain,
+                        group,
+                        merged_content=survivor.content,
+                        now=ctx.now,
+                        identity=SYSTEM,
                     )
             except (NotFound, Conflict):
                 continue  # changed since planned; the next pass sees it again

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, insert, select, text
 
+from memory_core.auth import SYSTEM
 from memory_core.db import Brain
 from memory_core.errors import BrainError, NotFound
 from memory_core.proposals.base import (
@@ -154,7 +155,7 @@ def _evidence(brain: Brain, draft: ProposalDraft) -> list[Trace] | None:
     traces = []
     for trace_id in draft.trace_ids:
         try:
-            traces.append(get_trace(brain, trace_id))
+            traces.append(get_trace(brain, trace_id, identity=SYSTEM))
         except NotFound:
             log.info("%s proposal dropped: trace %s is gone", draft.kind, trace_id)
             return None

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select
 
+from memory_core.auth import SYSTEM
 from memory_core.db import Brain
 from memory_core.errors import Conflict, InvalidArgument, NotFound
 from memory_core.proposals.base import (
@@ -60,7 +61,7 @@ def pending_ids(brain: Brain, settings: Settings, kind: str | None = None) -> li
     """Pending proposals' ids, oldest first, of one kind if given."""
     if kind is not None and kind not in KINDS:
         raise InvalidArgument(f"kind must be prune or merge; got {kind!r}")
-    found = list_proposals(brain, settings)
+    found = list_proposals(brain, settings, identity=SYSTEM)
     return [p.id for p in found if kind is None or p.kind == kind]
 
 
@@ -128,7 +129,7 @@ def _stale_reason(brain: Brain, doc: dict[str, Any]) -> str | None:
     for then in doc["traces"]:
         tid = then["id"]
         try:
-            cur = get_trace(brain, tid, include_deleted=True)
+            cur = get_trace(brain, tid, include_deleted=True, identity=SYSTEM)
         except NotFound:
             return f"trace {tid} no longer exists"
         if cur.deleted:
@@ -155,10 +156,16 @@ def _apply(conn: Connection, brain: Brain, pid: str, doc: dict[str, Any], now: f
         if doc["kind"] == "prune":
             for tid in ids:
                 delete_trace(
-                    brain, tid, reason=f"{PRUNED_REASON}: proposal {pid} accepted", now=now
+                    brain,
+                    tid,
+                    reason=f"{PRUNED_REASON}: proposal {pid} accepted",
+                    now=now,
+                    identity=SYSTEM,
                 )
             return f"soft-deleted {', '.join(ids)}"
-        result = merge_traces(brain, ids, merged_content=doc["merged_content"], now=now)
+        result = merge_traces(
+            brain, ids, merged_content=doc["merged_content"], now=now, identity=SYSTEM
+        )
     return f"merged {', '.join(result.deleted_ids)} into {result.survivor_id}"
 
 

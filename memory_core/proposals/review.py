@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, literal_column, select, text
 
+from memory_core.auth import Identity, acting
 from memory_core.db import Brain
 from memory_core.errors import InvalidArgument, NotFound
 from memory_core.proposals.base import (
@@ -23,7 +24,6 @@ from memory_core.proposals.base import (
 from memory_core.proposals.files import file_path
 from memory_core.schema import proposals as ledger
 from memory_core.settings import Settings
-from memory_core.traces import Within
 
 
 def list_proposals(
@@ -31,15 +31,16 @@ def list_proposals(
     settings: Settings,
     status: str = "pending",
     *,
+    identity: Identity,
     now: float | None = None,
-    within: Within = None,
 ) -> list[ProposalInfo]:
     """Proposals with this status (or ``"all"``), oldest first.
 
-    ``within``: the scope ids the caller is confined to; only proposals every
-    one of whose traces it can see are listed (the ledger's subject key names
-    them, so an edited file cannot widen what is shown).
+    An identity pinned to scope ids sees only proposals every one of whose
+    traces it can see (the ledger's subject key names them, so an edited file
+    cannot widen what is shown).
     """
+    within = acting(identity).within
     if status != "all" and status not in STATUSES:
         raise InvalidArgument(f"status must be pending, accepted, rejected or all; got {status!r}")
     now = time.time() if now is None else now
@@ -85,8 +86,8 @@ def review(
     status: str = "pending",
     *,
     kind: str | None = None,
+    identity: Identity,
     now: float | None = None,
-    within: Within = None,
 ) -> list[dict[str, Any]]:
     """Proposals as a person reviews them: each with its texts, reason and scores.
 
@@ -97,7 +98,7 @@ def review(
         raise InvalidArgument(f"kind must be prune or merge; got {kind!r}")
     now = time.time() if now is None else now
     items = []
-    for info in list_proposals(brain, settings, status, now=now, within=within):
+    for info in list_proposals(brain, settings, status, now=now, identity=identity):
         if kind is not None and info.kind != kind:
             continue
         doc = get_proposal(brain, settings, info.id)

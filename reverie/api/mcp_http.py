@@ -5,7 +5,7 @@ through :func:`memory_core.auth.identify` -- before the MCP layer sees it: a
 missing, malformed, unknown or revoked token answers 401 (with
 ``WWW-Authenticate``) and nothing is processed.  The caller, and the scope ids
 of the ``X-Reverie-User``/``-Thread``/``-Persona``/``-Organization`` headers,
-then reach the tool and resource handlers through :data:`api.mcp_server.CALLER`.
+then reach the tool and resource handlers through :data:`reverie.mcp.server.CALLER`.
 
 The server is stateless (every request stands alone; nothing to resume) and
 answers JSON.  Its session manager lives for one run of the app's lifespan.
@@ -30,9 +30,10 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 import memory_core as mc
-from memory_core import auth, ingest
+from memory_core import auth
+from memory_core.runtime import Runtime
 from reverie.api.auth import scope_ids
-from reverie.api.mcp_server import CALLER, Caller, Memory, build_server
+from reverie.mcp.server import CALLER, Caller, Memory, build_server
 
 log = logging.getLogger(__name__)
 
@@ -95,21 +96,14 @@ class McpEndpoint:
             CALLER.reset(token)
 
 
-def mount(app: FastAPI) -> McpEndpoint:
-    """Serve MCP at /mcp on the API ``create_app`` built, over its brain, workers and batcher.
+def mount(app: FastAPI, runtime: Runtime) -> McpEndpoint:
+    """Serve MCP at /mcp on the API ``create_app`` built, over its runtime.
 
-    Turns go through the app's group-commit batcher, as POST /v1/turns does;
-    the session manager runs inside the app's lifespan.
+    Turns go through the runtime's group commit, as POST /v1/turns does; the
+    session manager runs inside the app's lifespan.
     """
-
-    def submit(turn: ingest.Turn, identity: mc.Identity) -> tuple[ingest.Accepted, bool]:
-        # The turn's scope id was already checked against the identity (scope_id_for).
-        accepted, enqueued = app.state.batcher.submit(turn)
-        return accepted, enqueued
-
-    memory = Memory(app.state.brain, app.state.settings, app.state.workers, submit)
     endpoint = McpEndpoint(
-        build_server(memory), app.state.brain, open_allowed=app.state.open_allowed
+        build_server(Memory(runtime)), runtime.brain, open_allowed=app.state.open_allowed
     )
     # POST only: stateless, the server never opens a stream of its own (GET answers 405).
     app.router.routes.append(Route(PATH, endpoint, methods=["POST"], include_in_schema=False))

@@ -39,7 +39,7 @@ def list_proposals(
 ) -> dict[str, Any]:
     """Proposals with their texts: a merge's two texts and exact result, a prune's trace."""
     found = proposals.review(
-        _brain(request), request.app.state.settings, status, kind=kind, within=caller.within
+        _brain(request), request.app.state.settings, status, kind=kind, identity=caller
     )
     return {"proposals": found}
 
@@ -47,7 +47,7 @@ def list_proposals(
 def _decide(request: Request, caller: mc.Identity, proposal_id: str, act: Any) -> dict[str, Any]:
     brain, settings = _brain(request), request.app.state.settings
     if caller.within is not None:
-        mine = proposals.list_proposals(brain, settings, "all", within=caller.within)
+        mine = proposals.list_proposals(brain, settings, "all", identity=caller)
         if proposal_id not in {p.id for p in mine}:
             raise mc.NotFound(f"no proposal {proposal_id}")
     [decision] = act(brain, settings, [proposal_id])

@@ -13,16 +13,15 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
 from memory_core import auth, forget, ingest
-from memory_core.metrics import SEARCH_MODES, Metrics, bounded
+from memory_core.runtime import Runtime
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from reverie import types as out
-from reverie.api import jobs
 from reverie.api.auth import identity, needs
 from reverie.api.errors import CODE_STATUS, error_body
 from reverie.api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn, WhenQuery
 from reverie.api.schemas import refusals
+from reverie.observability.metrics import SEARCH_MODES, Metrics, bounded
 from reverie.types import Scope, TraceType
-from reverie.workers import Workers
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -40,9 +39,9 @@ def _brain(request: Request) -> mc.Brain:
     return brain
 
 
-def _workers(request: Request) -> Workers:
-    workers: Workers = request.app.state.workers
-    return workers
+def _runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
 
 
 def _epoch(value: datetime | float | None) -> float | None:
@@ -66,7 +65,7 @@ def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any
     if body.messages is not None:
         messages = [m.model_dump(exclude_none=True) for m in body.messages]
     turn = ingest.Turn.posted(body.user, body.assistant, messages, **fields)
-    accepted, enqueued = request.app.state.batcher.submit(turn)
+    accepted, enqueued = _runtime(request).submit_turn(turn)  # group commit, then queued
     return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
 
 
@@ -78,11 +77,11 @@ def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any
 )
 def get_turn(turn_id: str, request: Request, caller: CanRead) -> dict[str, Any]:
     """A turn's ingestion status: pending, done or failed."""
-    return ingest.turn_status(_brain(request), turn_id, within=caller.within)
+    return ingest.turn_status(_brain(request), turn_id, identity=caller)
 
 
 def _send_embed(request: Request, trace_ids: list[str]) -> None:
-    jobs.embed(_workers(request), request.app.state.settings, trace_ids)
+    _runtime(request).jobs.embed(trace_ids)
 
 
 @router.post("/v1/memories", status_code=201, tags=["memories"], response_model=out.TraceOut)
@@ -99,9 +98,10 @@ def post_memory(body: MemoryIn, request: Request, caller: CanWrite) -> dict[str,
         importance=body.importance,
         metadata=body.metadata,
         occurred_at=_epoch(body.timestamp),
+        identity=caller,
     )
     _send_embed(request, [trace_id])
-    return mc.get_trace(brain, trace_id).to_dict()
+    return mc.get_trace(brain, trace_id, identity=caller).to_dict()
 
 
 @router.get("/v1/memories", tags=["memories"], response_model=out.MemoryPage)
@@ -127,7 +127,7 @@ def list_memories(
         tags=[t.strip() for t in tags.split(",") if t.strip()] if tags else (),
         cursor=cursor,
         limit=limit,
-        within=caller.within,
+        identity=caller,
     )
     return {"memories": [t.to_dict() for t in page.traces], "next_cursor": page.next_cursor}
 
@@ -143,7 +143,7 @@ def get_memory(
 ) -> dict[str, Any]:
     """One trace in full."""
     trace = mc.get_trace(
-        _brain(request), trace_id, include_deleted=include_deleted, within=caller.within
+        _brain(request), trace_id, include_deleted=include_deleted, identity=caller
     )
     return trace.to_dict()
 
@@ -178,7 +178,7 @@ def patch_memory(
         content=body.content,
         tags=body.tags,
         expected_version=expected,
-        within=caller.within,
+        identity=caller,
     )
     if trace is None:
         raise mc.NotFound(f"no active trace {trace_id}")
@@ -195,7 +195,7 @@ def patch_memory(
 )
 def delete_memory(trace_id: str, request: Request, caller: CanDelete) -> dict[str, Any]:
     """Soft-delete: kept for audit, never returned by search."""
-    if not mc.delete_trace(_brain(request), trace_id, within=caller.within):
+    if not mc.delete_trace(_brain(request), trace_id, identity=caller):
         raise mc.NotFound(f"no active trace {trace_id}")
     return {"deleted": True, "id": trace_id}
 
@@ -209,7 +209,7 @@ def delete_memory(trace_id: str, request: Request, caller: CanDelete) -> dict[st
 def merge_memories(body: MergeIn, request: Request, caller: CanMerge) -> dict[str, Any]:
     """Merge traces into the most-retrieved one (it deletes the others: write and delete)."""
     result = mc.merge_traces(
-        _brain(request), body.ids, merged_content=body.content, within=caller.within
+        _brain(request), body.ids, merged_content=body.content, identity=caller
     )
     _send_embed(request, [result.survivor_id])
     return {"survivor_id": result.survivor_id, "deleted_ids": result.deleted_ids}
@@ -222,7 +222,7 @@ def forget_scope_id(
     """Forget everything of one scope id for good (not undoable): traces, vectors,
     full-text entries, edges, inbox turns, proposals naming them; answers what went."""
     forgotten = forget.forget_scope_id(
-        _brain(request), request.app.state.settings, scope_id, scope=scope, within=caller.within
+        _brain(request), request.app.state.settings, scope_id, scope=scope, identity=caller
     )
     return forgotten.to_dict()
 
@@ -262,9 +262,9 @@ def search(
         tags=tag_list,
         limit=limit,
         as_of=_epoch(as_of),
-        within=caller.within,
+        identity=caller,
         min_score=min_score,
-        embedder=_workers(request).actors.runtime.search_embedder(),
+        embedder=_runtime(request).query_embedder,
     )
     metrics: Metrics | None = request.app.state.metrics
     if metrics is not None:
@@ -273,7 +273,7 @@ def search(
         )
         if response.degraded:
             metrics.search_degraded.inc()
-    jobs.retrieved(_workers(request), [h.trace.id for h in response.results])
+    _runtime(request).jobs.retrieved([h.trace.id for h in response.results])
     return response.to_dict()
 
 
@@ -317,20 +317,9 @@ def call(
     """
     if name not in TOOL_SCHEMAS:
         return JSONResponse(error_body("not_found", f"no tool {name!r}"), status_code=404)
-    brain, workers = _brain(request), _workers(request)
-
-    context = ToolContext(
-        brain,
-        scope_ids,
-        reflect=workers.actors.queue_reflect,
-        identity=caller,
-        embedder=workers.actors.runtime.search_embedder(),
-        submit_turn=request.app.state.batcher.submit,  # the group commit of POST /v1/turns
-    )
-    result = call_tool(name, arguments, context)
+    result = call_tool(name, arguments, ToolContext.of(_runtime(request), caller, scope_ids))
     if "error" in result:
         return JSONResponse(result, status_code=CODE_STATUS.get(result["error"]["code"], 400))
-    jobs.after_tool(workers, request.app.state.settings, name, arguments, result)
     return JSONResponse(result)
 
 
@@ -429,12 +418,8 @@ def _check_brain(request: Request) -> str:
 
 
 def _check_broker(request: Request) -> str:
-    broker = _workers(request).broker
-    client = getattr(broker, "client", None)
-    if client is None:
-        return "ok"  # in-process broker
     try:
-        client.ping()
+        _runtime(request).jobs.sender.ping()
         return "ok"
     except Exception as e:  # any client failure means not ready
         return f"unreachable: {type(e).__name__}"

@@ -1,19 +1,18 @@
 """APScheduler process that fires dream passes and reconcile sweeps.
 
 ``build_scheduler`` makes the scheduler (``memctl up`` runs it in the
-background); ``main`` is ``memctl scheduler``.  The jobs and why each has the
-timing options it has are in :mod:`scheduler.jobs`.
+background, ``memctl scheduler`` until signalled: both wired by
+``reverie.compose``).  The jobs and why each has the timing options it has
+are in :mod:`reverie.scheduler.jobs`.
 """
 
-from reverie.scheduler.jobs import SchedulerActors
-from reverie.scheduler.service import LeasedScheduler, build_scheduler, main
+from reverie.scheduler.service import LeasedScheduler, build_scheduler, run_until_signalled
 from reverie.scheduler.stats import JobStats, SchedulerStats
 
 __all__ = [
     "JobStats",
     "LeasedScheduler",
-    "SchedulerActors",
     "SchedulerStats",
     "build_scheduler",
-    "main",
+    "run_until_signalled",
 ]

@@ -32,13 +32,14 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped]
 from apscheduler.triggers.interval import IntervalTrigger  # type: ignore[import-untyped]
 
 from memory_core.db import Brain
 from memory_core.errors import ConfigError
+from memory_core.jobs import JobSender
 from memory_core.schedule import is_due
 from memory_core.settings import Settings
 
@@ -48,22 +49,6 @@ DREAM_CRON = "dream_cron"
 DREAM_DUE = "dream_due"
 RECONCILE = "reconcile"
 LEASE = "lease"
-
-
-class Sendable(Protocol):
-    """A dramatiq actor, as far as the scheduler uses it."""
-
-    def send(self, *args: Any, **kwargs: Any) -> Any: ...
-
-
-class SchedulerActors(Protocol):
-    """The actors the scheduler sends to (``workers.actors.Actors``)."""
-
-    @property
-    def dream(self) -> Sendable: ...
-
-    @property
-    def reconcile(self) -> Sendable: ...
 
 
 @dataclass(frozen=True)
@@ -77,25 +62,25 @@ class JobSpec:
     run_at_start: bool
 
 
-def send_dream_cron(actors: SchedulerActors) -> bool:
+def send_dream_cron(jobs: JobSender) -> bool:
     log.info("scheduler: dream pass requested (cron)")
-    actors.dream.send("cron")
+    jobs.dream("cron", None)
     return True
 
 
-def check_dream_due(actors: SchedulerActors, brain: Brain, settings: Settings) -> bool:
+def check_dream_due(jobs: JobSender, brain: Brain, settings: Settings) -> bool:
     check = is_due(brain, settings)
     if not check.due:
         log.debug("scheduler: %s", check.reason)
         return False
     log.info("scheduler: dream pass requested (%s)", check.reason)
-    actors.dream.send("due")
+    jobs.dream("due", None)
     return True
 
 
-def send_reconcile(actors: SchedulerActors) -> bool:
+def send_reconcile(jobs: JobSender) -> bool:
     log.info("scheduler: reconcile sweep requested")
-    actors.reconcile.send()
+    jobs.reconcile()
     return True
 
 
@@ -113,17 +98,18 @@ def cron_trigger(expression: str) -> Any:
 
 def job_table(
     settings: Settings,
-    actors: SchedulerActors,
+    jobs: JobSender,
     brain: Brain,
     keep_lease: Callable[[], bool],
 ) -> list[JobSpec]:
-    """The scheduler's jobs for these settings."""
+    """The scheduler's jobs for these settings, sending to ``jobs`` (a failed send fails
+    the run, which is counted; the next run tries again)."""
     due_every_s = settings.dream_due_check_minutes * 60
     renew_every_s = settings.scheduler_lease_ttl_s / 3
     return [
         JobSpec(
             DREAM_CRON,
-            lambda: send_dream_cron(actors),
+            lambda: send_dream_cron(jobs),
             cron_trigger(settings.dream_cron),
             settings.dream_misfire_grace_s,
             run_at_start=False,
@@ -132,7 +118,7 @@ def job_table(
         # notice a brain that is already due.
         JobSpec(
             DREAM_DUE,
-            lambda: check_dream_due(actors, brain, settings),
+            lambda: check_dream_due(jobs, brain, settings),
             IntervalTrigger(seconds=due_every_s),
             _grace(due_every_s),
             run_at_start=True,
@@ -140,7 +126,7 @@ def job_table(
         # Also at start: one sweep picks up what arrived while nothing swept.
         JobSpec(
             RECONCILE,
-            lambda: send_reconcile(actors),
+            lambda: send_reconcile(jobs),
             IntervalTrigger(seconds=settings.reconcile_every_s),
             _grace(settings.reconcile_every_s),
             run_at_start=True,

@@ -1,4 +1,4 @@
-"""One scheduler per brain: building it, its lease, and ``memctl scheduler``.
+"""One scheduler per brain: building it, its lease, and running it until signalled.
 
 :func:`build_scheduler` returns an APScheduler 3.x scheduler (blocking or
 background) carrying the jobs of :mod:`scheduler.jobs`.  Its ``start()``
@@ -22,6 +22,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
@@ -34,9 +35,8 @@ from apscheduler.schedulers.background import (  # type: ignore[import-untyped]
 )
 from apscheduler.schedulers.blocking import BlockingScheduler  # type: ignore[import-untyped]
 
-from memory_core.db import Brain, open_brain
-from memory_core.errors import ConfigError
-from memory_core.metrics import metrics_for
+from memory_core.db import Brain
+from memory_core.runtime import Runtime
 from memory_core.schedule import (
     LeaseHeld,
     acquire_lease,
@@ -44,9 +44,9 @@ from memory_core.schedule import (
     release_lease,
     renew_lease,
 )
-from memory_core.settings import Settings
+from reverie.observability.metrics import Metrics
 from reverie.scheduler import stats as stats_
-from reverie.scheduler.jobs import SchedulerActors, job_table
+from reverie.scheduler.jobs import job_table
 
 log = logging.getLogger(__name__)
 
@@ -157,16 +157,18 @@ LeasedScheduler = LeasedBackgroundScheduler | LeasedBlockingScheduler
 
 
 def build_scheduler(
-    settings: Settings, actors: SchedulerActors, brain: Brain, background: bool
+    runtime: Runtime, *, background: bool, metrics: Metrics | None = None
 ) -> LeasedScheduler:
-    """The scheduler for ``brain``: dream on cron and when due, reconcile, lease renewal.
+    """The scheduler for ``runtime``'s brain: dream on cron and when due, reconcile, lease
+    renewal, each sending to where the runtime's jobs go.
 
     Nothing runs (and no lease is taken) until ``start()``.  ``background``
     picks a BackgroundScheduler (its own thread; ``memctl up``) or a
-    BlockingScheduler (``start()`` blocks until shutdown).
+    BlockingScheduler (``start()`` blocks until shutdown).  ``metrics``: this
+    process's, fed by every job event (None: metrics off).
     """
+    settings, brain = runtime.settings, runtime.brain
     lease = SchedulerLease(brain, settings.scheduler_lease_ttl_s)
-    metrics = metrics_for(settings)
     cls = LeasedBackgroundScheduler if background else LeasedBlockingScheduler
     scheduler = cls(
         lease,
@@ -177,7 +179,7 @@ def build_scheduler(
         job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 60},
     )
     scheduler.add_listener(scheduler.stats.on_event, stats_.EVENTS)
-    jobs = job_table(settings, actors, brain, scheduler.keep_lease)
+    jobs = job_table(settings, runtime.jobs.sender, brain, scheduler.keep_lease)
     if metrics is not None:
         metrics.init_scheduler_jobs(spec.id for spec in jobs)
     now = datetime.now(UTC)
@@ -196,25 +198,15 @@ def build_scheduler(
     return scheduler
 
 
-def main(settings: Settings) -> None:
-    """``memctl scheduler``: run the scheduler until SIGTERM or SIGINT.
+def run_until_signalled(scheduler: LeasedScheduler, on_started: Callable[[], Any]) -> None:
+    """``memctl scheduler``: run ``scheduler`` (a background one) until SIGTERM or SIGINT.
 
-    Sends jobs to Redis, where ``memctl worker`` processes run them; without
-    Redis there is no worker to receive them (``memctl up`` runs its own
-    scheduler).  The scheduler runs in a background thread while the main
-    thread waits for a signal, so shutting down (waiting for running jobs,
-    releasing the lease) never runs inside a signal handler.  Raises LeaseHeld
-    when another scheduler holds the brain, or took it over while this one ran.
+    The scheduler runs in its own thread while this one waits for a signal, so
+    shutting down (waiting for running jobs, releasing the lease) never runs
+    inside a signal handler.  ``on_started`` runs once the lease is held (the
+    process's metrics server: one per brain).  Raises LeaseHeld when another
+    scheduler holds the brain, or took it over while this one ran.
     """
-    if not settings.redis_url:
-        raise ConfigError(
-            "memctl scheduler needs REVERIE_REDIS_URL (its jobs run on memctl worker); "
-            "without Redis, memctl up runs the scheduler"
-        )
-    from reverie.workers import setup
-
-    brain = open_brain(settings)
-    workers = setup(settings)
     wake = threading.Event()
 
     def _on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -222,12 +214,10 @@ def main(settings: Settings) -> None:
         wake.set()
 
     previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-    exporter = None
     try:
-        scheduler = build_scheduler(settings, workers.actors, brain, background=True)
         scheduler.add_listener(lambda _event: wake.set(), EVENT_SCHEDULER_SHUTDOWN)
         scheduler.start()
-        exporter = _serve_metrics(settings)  # once the lease is ours: one exporter per brain
+        on_started()
         try:
             wake.wait()
         finally:
@@ -235,27 +225,5 @@ def main(settings: Settings) -> None:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if exporter is not None:
-            exporter.shutdown()
-        workers.stop()
     if scheduler.lost_lease:
         raise LeaseHeld("another scheduler took over this brain's lease; this one stopped")
-
-
-def _serve_metrics(settings: Settings) -> Any:
-    """Serve this process's metrics on ``metrics_host:scheduler_metrics_port``.
-
-    None (no server) when the port is 0 or metrics are off.  The metrics were
-    made by ``metrics_for``, so every family is exposed from the first scrape.
-    """
-    if not settings.scheduler_metrics_port or metrics_for(settings) is None:
-        return None
-    from prometheus_client import start_http_server
-
-    server, _thread = start_http_server(settings.scheduler_metrics_port, addr=settings.metrics_host)
-    log.info(
-        "scheduler metrics on http://%s:%d/metrics",
-        settings.metrics_host,
-        settings.scheduler_metrics_port,
-    )
-    return server

@@ -20,7 +20,7 @@ from apscheduler.events import (  # type: ignore[import-untyped]
     EVENT_JOB_MISSED,
 )
 
-from memory_core.metrics import Metrics
+from reverie.observability.metrics import Metrics
 
 EVENTS = EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES
 

@@ -1,9 +1,10 @@
-"""dramatiq broker setup and actors: thin shells over memory_core.
+"""dramatiq broker and actors: thin shells over memory_core.
 
-``setup(settings)`` builds the broker (Redis or in-process) and declares the
-actors on it; ``start_embedded`` also runs in-process worker threads, for
-``memctl up`` without Redis.  Separate worker processes on Redis are run by
-``memctl worker`` (the dramatiq CLI over ``workers.entry``).
+:func:`declare` builds the broker (Redis or in-process) for a runtime and
+declares the actors on it, running against that runtime; :meth:`Workers.start`
+runs in-process worker threads (the embedded default).  Worker processes on
+Redis are the dramatiq CLI's (``memctl worker``), each wired by
+``reverie.compose.worker_process``.
 """
 
 from __future__ import annotations
@@ -14,18 +15,33 @@ from dataclasses import dataclass
 import dramatiq
 from dramatiq.brokers.stub import StubBroker
 
-from memory_core.settings import Settings
-from reverie.workers.actors import Actors, declare
-from reverie.workers.broker import QUEUES, build_broker
+from memory_core.jobs import QUEUES, JobSender
+from memory_core.runtime import Runtime
+from reverie.observability.metrics import Metrics
+from reverie.workers.actors import Actors
+from reverie.workers.actors import declare as declare_actors
+from reverie.workers.broker import build_broker
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class Workers:
+    """A broker, the actors declared on it and, when this process runs them, its worker."""
+
     broker: dramatiq.Broker
     actors: Actors
     worker: dramatiq.Worker | None = None
+
+    def sender(self) -> JobSender:
+        """Where a runtime's jobs go: these actors' queues."""
+        return self.actors.sender()
+
+    def start(self, threads: int) -> None:
+        """Run the actors on ``threads`` worker threads of this process."""
+        self.worker = dramatiq.Worker(self.broker, worker_threads=threads, worker_timeout=100)
+        self.worker.start()
+        log.info("in-process workers: %d threads", threads)
 
     def stop(self, timeout_ms: int = 10_000) -> None:
         if self.worker is not None:
@@ -45,18 +61,14 @@ class Workers:
                 self.worker.join()
 
 
-def setup(settings: Settings) -> Workers:
-    """The broker for these settings with Reverie's actors declared on it."""
-    broker = build_broker(settings)
-    return Workers(broker, declare(broker, settings))
+def declare(runtime: Runtime, metrics: Metrics | None, *, worker_process: bool = False) -> Workers:
+    """The broker for ``runtime``'s settings with Reverie's actors declared on it, running
+    against ``runtime``; the runtime's jobs go to them from now on.
 
-
-def start_embedded(settings: Settings, threads: int | None = None) -> Workers:
-    """Broker and in-process worker threads: the embedded default."""
-    workers = setup(settings)
-    workers.worker = dramatiq.Worker(
-        workers.broker, worker_threads=threads or settings.worker_threads, worker_timeout=100
-    )
-    workers.worker.start()
-    log.info("embedded workers: %d threads", threads or settings.worker_threads)
+    ``worker_process``: this is a ``memctl worker`` process (its metrics go to the
+    group's exporter).
+    """
+    broker = build_broker(runtime.settings, worker_process=worker_process)
+    workers = Workers(broker, declare_actors(broker, runtime, metrics))
+    runtime.send_jobs_to(workers.sender())
     return workers

@@ -3,35 +3,41 @@
 Every actor is idempotent (the brain decides whether there is work left), so
 a redelivered message is harmless.  Each sets its queue, retries and time
 limit explicitly; ingest, embedding and maintenance have their own queues so
-a slow embedding backlog never starves ingestion.
+a slow embedding backlog never starves ingestion.  They run against the
+process's :class:`~memory_core.runtime.Runtime` (its brain, embedder and
+extractor), and :meth:`Actors.sender` is where that runtime's jobs go.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import threading
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import dramatiq
 from dramatiq.middleware import CurrentMessage
 
-from memory_core import feedback, ingest, reconcile
+from memory_core import feedback, ingest, jobs
+from memory_core.consolidation.dream import DreamReport
+from memory_core.ingest import IngestReport
+from memory_core.jobs import JobSender
 from memory_core.logs import log_context
-from memory_core.reconcile import JobSender
-from memory_core.settings import Settings
+from memory_core.runtime import Runtime
+from reverie.observability.metrics import Metrics
 from reverie.workers.broker import queue_depth
-from reverie.workers.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
 SECOND = 1_000  # dramatiq takes milliseconds
 
 
-@dataclass(frozen=True)
+@dataclass
 class Actors:
-    """The actors declared on one broker."""
+    """The actors declared on one broker, and what they did in this process."""
 
     ingest_turn: dramatiq.Actor[Any, Any]
     ingest_batch: dramatiq.Actor[Any, Any]
@@ -39,23 +45,10 @@ class Actors:
     record_retrieval: dramatiq.Actor[Any, Any]
     reconcile: dramatiq.Actor[Any, Any]
     dream: dramatiq.Actor[Any, Any]
-    runtime: Runtime
-
-    def send_embed(self, trace_ids: Sequence[str], batch: int) -> None:
-        for start in range(0, len(trace_ids), batch):
-            self.embed_traces.send(list(trace_ids[start : start + batch]))
-
-    def queue_reflect(self) -> dict[str, Any]:
-        """memory_reflect for an adapter: the pass queued for the workers, off the
-        request's thread; answers its id (its report: ``memctl dreams``)."""
-        from memory_core.consolidation.dream import new_pass_id
-
-        pass_id = new_pass_id()
-        self.dream.send("reflect", pass_id)
-        return {"passId": pass_id, "status": "queued"}
+    stats: Counter[str] = field(default_factory=Counter)
 
     def sender(self) -> JobSender:
-        """These actors as where :func:`memory_core.reconcile.dispatch` sends work."""
+        """These actors as where a runtime's jobs go."""
         return _Sender(self)
 
 
@@ -67,10 +60,59 @@ class _Sender:
         self.actors.ingest_batch.send(list(turn_ids))
 
     def embed(self, trace_ids: Sequence[str]) -> None:
-        self.actors.send_embed(trace_ids, self.actors.runtime.settings.embed_batch_size)
+        self.actors.embed_traces.send(list(trace_ids))
 
-    def embed_backlog(self) -> int:
-        return queue_depth(self.actors.embed_traces.broker, "embed")
+    def record_retrieval(self, event_id: str, trace_ids: Sequence[str], at: float) -> None:
+        self.actors.record_retrieval.send(event_id, list(trace_ids), at)
+
+    def dream(self, reason: str, pass_id: str | None) -> None:
+        self.actors.dream.send(reason, pass_id)
+
+    def reconcile(self) -> None:
+        self.actors.reconcile.send()
+
+    def depth(self, queue: str) -> int:
+        return queue_depth(self.actors.dream.broker, queue)
+
+    def ping(self) -> None:
+        client = getattr(self.actors.dream.broker, "client", None)
+        if client is not None:  # Redis; the in-process broker is always there
+            client.ping()
+
+
+class _Observer:
+    """Counts what the jobs did: in ``stats`` always, in the metrics when they are on."""
+
+    def __init__(self, stats: Counter[str], metrics: Metrics | None) -> None:
+        self.stats = stats
+        self.metrics = metrics
+        self._lock = threading.Lock()
+
+    def ingest(self, report: IngestReport) -> None:
+        with self._lock:
+            self.stats["turns_ingested"] += len(report.ingested)
+            self.stats["duplicates_skipped"] += report.duplicates_skipped
+            for category, n in report.facts_by_category.items():
+                self.stats[f"facts_{category}"] += n
+            for extraction in report.extractions:
+                self.stats["llm_tokens"] += extraction.tokens
+                if getattr(extraction, "fell_back", False):
+                    self.stats["extractor_fallbacks"] += 1
+                    self.stats["llm_failures"] += 1
+        if self.metrics is not None:
+            self.metrics.observe_ingest(report)
+
+    def embed(self, stored: int) -> None:
+        with self._lock:
+            self.stats["embeddings_computed"] += stored
+        if self.metrics is not None:
+            self.metrics.embeddings_computed.inc(stored)
+
+    def dream(self, report: DreamReport) -> None:
+        with self._lock:
+            self.stats[f"dream_{report.status}"] += 1
+        if self.metrics is not None:
+            self.metrics.observe_dream(report)
 
 
 def _actor(fn: Any, **options: Any) -> dramatiq.Actor[Any, Any]:
@@ -87,13 +129,15 @@ def _actor(fn: Any, **options: Any) -> dramatiq.Actor[Any, Any]:
     return actor
 
 
-def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
-    """Declare the actors on ``broker``; they run against ``settings``' brain."""
-    runtime = Runtime(settings)
-    actors: Actors
+def declare(broker: dramatiq.Broker, runtime: Runtime, metrics: Metrics | None) -> Actors:
+    """Declare the actors on ``broker``; they run against ``runtime`` and count what they
+    did in ``metrics`` (None: metrics off)."""
+    settings = runtime.settings
+    stats: Counter[str] = Counter()
+    observe = _Observer(stats, metrics)
 
     def ingest_ids(turn_ids: list[str]) -> None:
-        brain = runtime.brain()
+        brain = runtime.brain
         try:
             report = ingest.ingest_turns(
                 brain, turn_ids, runtime.extract, batch_extra=settings.ingest_batch
@@ -104,7 +148,7 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
                 brain, turn_ids, repr(e), max_attempts=settings.ingest_max_attempts
             )
             raise
-        runtime.observe_ingest(report)
+        observe.ingest(report)
         if report.ingested:
             with log_context(turn_ids=report.ingested, trace_ids=report.new_trace_ids):
                 log.info(
@@ -112,8 +156,7 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
                     len(report.ingested),
                     len(report.new_trace_ids),
                 )
-        if report.new_trace_ids and runtime.embedder() is not None:
-            actors.send_embed(report.new_trace_ids, settings.embed_batch_size)
+        runtime.jobs.embed(report.new_trace_ids)  # when an embedder is configured
 
     def ingest_turn(turn_id: str) -> None:
         ingest_ids([turn_id])
@@ -127,14 +170,14 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
             return
         from memory_core import embeddings
 
-        runtime.observe_embed(embeddings.embed_traces(runtime.brain(), embedder, trace_ids))
+        observe.embed(embeddings.embed_traces(runtime.brain, embedder, trace_ids))
 
     def record_retrieval(event_id: str, trace_ids: list[str], at: float) -> None:
-        feedback.record_retrieval(runtime.brain(), event_id, trace_ids, at=at)
+        feedback.record_retrieval(runtime.brain, event_id, trace_ids, at=at)
 
     def reconcile_(limit: int = 10_000) -> None:
-        plan = reconcile.plan(runtime.brain(), settings, runtime.embedder(), limit=limit)
-        reconcile.dispatch(plan, actors.sender())
+        plan = jobs.plan(runtime.brain, settings, runtime.embedder(), limit=limit)
+        jobs.dispatch(plan, runtime.jobs.sender, settings.embed_batch_size)
         if plan.turn_ids or plan.unembedded_ids:
             log.info(
                 "reconcile: %d turns, %d traces to embed",
@@ -146,11 +189,11 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
         from memory_core.consolidation.dream import dream as run_pass
 
         report = run_pass(
-            runtime.brain(), settings, embedder=runtime.embedder(), reason=reason, pass_id=pass_id
+            runtime.brain, settings, embedder=runtime.embedder(), reason=reason, pass_id=pass_id
         )
-        runtime.observe_dream(report)
+        observe.dream(report)
 
-    actors = Actors(
+    return Actors(
         ingest_turn=_actor(
             ingest_turn,
             broker=broker,
@@ -208,6 +251,5 @@ def declare(broker: dramatiq.Broker, settings: Settings) -> Actors:
             min_backoff=60 * SECOND,
             time_limit=3_600 * SECOND,
         ),
-        runtime=runtime,
+        stats=stats,
     )
-    return actors

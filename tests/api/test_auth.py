@@ -12,8 +12,9 @@ from fastapi.testclient import TestClient
 
 import memory_core as mc
 from memory_core import auth, proposals
-from reverie.api.app import create_app
-from reverie.workers import Workers
+from memory_core.auth import SYSTEM
+from reverie.compose import Process
+from reverie.compose import app as api_app
 from tests.conftest import LOCAL
 
 CAPS = ("read", "write", "delete", "dream", "admin")
@@ -31,13 +32,13 @@ class World:
 
 
 @pytest.fixture
-def world(api_settings: mc.Settings, workers: Workers) -> Iterator[World]:
-    with TestClient(create_app(api_settings, workers), base_url=LOCAL) as client:
+def world(api_settings: mc.Settings, workers: Process) -> Iterator[World]:
+    with TestClient(api_app(workers), base_url=LOCAL) as client:
         brain = client.app.state.brain  # type: ignore[attr-defined]
         tokens = {c: auth.create_token(brain, c, [c])[1] for c in CAPS}
         tokens["write+delete"] = auth.create_token(brain, "write-delete", ["write", "delete"])[1]
-        trace = mc.add_trace(brain, "Alice keeps bees.", scope_id="alice")
-        other = mc.add_trace(brain, "Alice keeps hens.", scope_id="alice")
+        trace = mc.add_trace(brain, "Alice keeps bees.", scope_id="alice", identity=SYSTEM)
+        other = mc.add_trace(brain, "Alice keeps hens.", scope_id="alice", identity=SYSTEM)
         admin = {"Authorization": f"Bearer {tokens['admin']}"}
         turn = client.post(
             "/v1/turns",
@@ -46,7 +47,10 @@ def world(api_settings: mc.Settings, workers: Workers) -> Iterator[World]:
         ).json()["turn_id"]
         workers.join()
         settings = client.app.state.settings  # type: ignore[attr-defined]
-        ids = [mc.add_trace(brain, f"Alice note {k}.", scope_id="alice") for k in range(3)]
+        ids = [
+            mc.add_trace(brain, f"Alice note {k}.", scope_id="alice", identity=SYSTEM)
+            for k in range(3)
+        ]
         drafts = [
             proposals.ProposalDraft("prune", [t], "test", {"strength": 0.01}, f"prune {t}")
             for t in ids
@@ -258,7 +262,7 @@ def test_pinned_identities_never_reach_each_others_traces(
     mine = c.post("/v1/memories", json={"content": "Bob's locker code is 4711"}, headers=bob).json()
     assert mine["scope_id"] == "bob"  # a pinned identity writes to its scope id
     guessed = mine["id"]
-    before = mc.get_trace(world.brain, guessed)
+    before = mc.get_trace(world.brain, guessed, identity=SYSTEM)
     assert c.get(f"/v1/memories/{guessed}", headers=alice).status_code == 404
     assert c.get(f"/v1/memories/{guessed}?include_deleted=true", headers=alice).status_code == 404
     assert (
@@ -282,14 +286,16 @@ def test_pinned_identities_never_reach_each_others_traces(
         r = c.post(f"/v1/tools/{name}", json=args, headers=alice).json()
         assert guessed not in {h["id"] for h in r.get("results", [])}, (name, r)
         assert r.get("updated", False) is False and r.get("deleted", False) is False, (name, r)
-    after = mc.get_trace(world.brain, guessed)
+    after = mc.get_trace(world.brain, guessed, identity=SYSTEM)
     assert (after.version, after.content, after.tags, after.deleted) == (
         before.version,
         before.content,
         before.tags,
         False,
     )
-    assert not mc.get_trace(world.brain, world.trace).deleted  # no merge happened either
+    assert not mc.get_trace(
+        world.brain, world.trace, identity=SYSTEM
+    ).deleted  # no merge happened either
     found = c.get("/v1/search?q=locker", headers=bob).json()["results"]
     assert [h["id"] for h in found] == [guessed]
 
@@ -325,11 +331,11 @@ def test_with_no_token_a_loopback_api_answers_without_auth(client: TestClient) -
 
 
 def test_an_api_for_another_address_never_answers_without_a_token(
-    api_settings: mc.Settings, workers: Workers
+    api_settings: mc.Settings, workers: Process
 ) -> None:
     from reverie.api.auth import check_bind
 
-    with TestClient(create_app(api_settings, workers, host="0.0.0.0")) as client:
+    with TestClient(api_app(workers, host="0.0.0.0")) as client:
         assert client.get("/v1/search?q=x").status_code == 401
         brain = client.app.state.brain  # type: ignore[attr-defined]
         with pytest.raises(mc.ConfigError, match=r"refusing to listen on 0\.0\.0\.0 without auth"):

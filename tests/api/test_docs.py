@@ -15,14 +15,14 @@ import httpx
 import pytest
 
 import memory_core as mc
-from reverie.api.app import create_app
-from reverie.workers import Workers
+from reverie.compose import Process
+from reverie.compose import app as api_app
 from tests.api.conftest import serving
 
 
 @pytest.fixture
-def docs_api(api_settings: mc.Settings, workers: Workers) -> Iterator[str]:
-    with serving(create_app(api_settings, workers)) as url:
+def docs_api(api_settings: mc.Settings, workers: Process) -> Iterator[str]:
+    with serving(api_app(workers)) as url:
         yield url
 
 

@@ -10,8 +10,9 @@ from fastapi.testclient import TestClient
 
 import memory_core as mc
 from memory_core import proposals
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream
-from reverie.workers import Workers
+from reverie.compose import Process
 
 SECRET = "zanzibarite"  # a word only alice ever said
 
@@ -28,7 +29,7 @@ def _rows(settings: mc.Settings, sql: str, *params: object) -> list[tuple[object
 
 @pytest.fixture
 def alice_and_bob(
-    client: TestClient, api_settings: mc.Settings, workers: Workers
+    client: TestClient, api_settings: mc.Settings, workers: Process
 ) -> dict[str, list[str]]:
     as_alice = {"x-reverie-user": "alice"}
     for k in range(3):
@@ -53,15 +54,17 @@ def alice_and_bob(
         client.get("/v1/search", params={"q": SECRET}, headers=as_alice)
         workers.join()
     dream(brain, api_settings)
-    alice = [t.id for t in mc.list_traces(brain, scope_id="alice", limit=500).traces]
+    alice = [
+        t.id for t in mc.list_traces(brain, scope_id="alice", limit=500, identity=SYSTEM).traces
+    ]
     proposals.create_proposals(
         brain,
         api_settings,
         [proposals.ProposalDraft("prune", [alice[0]], "decayed", {"strength": 0.0}, "prune")],
         "pass_x",
     )
-    mc.delete_trace(brain, alice[1])  # a soft-deleted one goes too
-    bob = [t.id for t in mc.list_traces(brain, scope_id="bob").traces]
+    mc.delete_trace(brain, alice[1], identity=SYSTEM)  # a soft-deleted one goes too
+    bob = [t.id for t in mc.list_traces(brain, scope_id="bob", identity=SYSTEM).traces]
     return {"alice": alice, "bob": bob}
 
 

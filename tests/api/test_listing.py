@@ -7,6 +7,7 @@ import threading
 from fastapi.testclient import TestClient
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.traces import NewTrace
 
 
@@ -15,14 +16,18 @@ def test_paging_through_a_thousand_traces_while_writes_happen_skips_and_repeats_
 ) -> None:
     brain = mc.open_brain(api_settings)
     there = mc.add_traces(
-        brain, [NewTrace(f"note {k}", scope="user", scope_id="ana") for k in range(1000)]
+        brain,
+        [NewTrace(f"note {k}", scope="user", scope_id="ana") for k in range(1000)],
+        identity=SYSTEM,
     )
     stop = threading.Event()
 
     def writer() -> None:
         k = 0
         while not stop.is_set():
-            mc.add_trace(brain, f"written meanwhile {k}", scope="user", scope_id="ana")
+            mc.add_trace(
+                brain, f"written meanwhile {k}", scope="user", scope_id="ana", identity=SYSTEM
+            )
             k += 1
 
     thread = threading.Thread(target=writer)
@@ -35,7 +40,7 @@ def test_paging_through_a_thousand_traces_while_writes_happen_skips_and_repeats_
             params = {"scope_id": "ana", "limit": 37, **({"cursor": cursor} if cursor else {})}
             page = client.get("/v1/memories", params=params).json()
             seen += [m["id"] for m in page["memories"]]
-            seqs += [mc.get_trace(brain, m["id"]).seq for m in page["memories"]]
+            seqs += [mc.get_trace(brain, m["id"], identity=SYSTEM).seq for m in page["memories"]]
             cursor = page["next_cursor"]
             if cursor is None:
                 break
@@ -51,9 +56,15 @@ def test_a_listing_is_filtered_and_confined_to_the_callers_user(
     client: TestClient, api_settings: mc.Settings
 ) -> None:
     brain = mc.open_brain(api_settings)
-    ana = mc.add_trace(brain, "Ana's note", scope="user", scope_id="ana", tags=["x"])
-    mc.add_trace(brain, "Ana's plan", scope="user", scope_id="ana", type="prospective")
-    ben = mc.add_trace(brain, "Ben's note", scope="user", scope_id="ben", tags=["x"])
+    ana = mc.add_trace(
+        brain, "Ana's note", scope="user", scope_id="ana", tags=["x"], identity=SYSTEM
+    )
+    mc.add_trace(
+        brain, "Ana's plan", scope="user", scope_id="ana", type="prospective", identity=SYSTEM
+    )
+    ben = mc.add_trace(
+        brain, "Ben's note", scope="user", scope_id="ben", tags=["x"], identity=SYSTEM
+    )
     listed = client.get("/v1/memories", params={"tags": "x"}).json()["memories"]
     assert [m["id"] for m in listed] == [ben, ana]
     as_ana = client.get("/v1/memories", headers={"x-reverie-user": "ana"}).json()["memories"]

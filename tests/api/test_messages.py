@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 import memory_core as mc
-from reverie.workers import Workers
+from reverie.compose import Process
 
 MESSAGES = [
     {"role": "system", "content": "You are a helpful assistant. I prefer dark mode in every app."},
@@ -32,7 +32,7 @@ def _traces(settings: mc.Settings, turn_id: str) -> list[Any]:
 
 
 def test_a_message_list_is_ingested_with_each_speaker_kept(
-    client: TestClient, api_settings: mc.Settings, workers: Workers
+    client: TestClient, api_settings: mc.Settings, workers: Process
 ) -> None:
     r = client.post("/v1/turns", json={"messages": MESSAGES, "scope": "user", "scope_id": "ana"})
     assert r.status_code == 202, r.text

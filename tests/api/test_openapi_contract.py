@@ -17,8 +17,9 @@ import pytest
 
 import memory_core as mc
 from memory_core import auth
-from reverie.api.app import create_app
-from reverie.workers import Workers
+from memory_core.auth import SYSTEM
+from reverie.compose import Process
+from reverie.compose import app as api_app
 from tests.api.conftest import serving
 
 # The token operations revoke and reset whatever token they are given, the caller's
@@ -27,11 +28,13 @@ TOKEN_ACTS = r"^/v1/tokens/\{name\}/(revoke|reset)$"
 
 
 @pytest.fixture
-def contract_api(api_settings: mc.Settings, workers: Workers) -> Iterator[tuple[str, str]]:
+def contract_api(api_settings: mc.Settings, workers: Process) -> Iterator[tuple[str, str]]:
     brain = mc.open_brain(api_settings)
     _, admin = auth.create_token(brain, "contract", ["admin"])
-    mc.add_trace(brain, "Ana keeps her bike in the shed.", scope="user", scope_id="ana")
-    with serving(create_app(api_settings, workers)) as url:
+    mc.add_trace(
+        brain, "Ana keeps her bike in the shed.", scope="user", scope_id="ana", identity=SYSTEM
+    )
+    with serving(api_app(workers)) as url:
         yield url, admin
 
 

@@ -8,18 +8,18 @@ import httpx
 import pytest
 
 import memory_core as mc
-from reverie.api.app import create_app
-from reverie.workers import Workers
+from reverie.compose import Process
+from reverie.compose import app as api_app
 from tests.api.conftest import serving
 
 
 @pytest.fixture
-def base_url(api_settings: mc.Settings, workers: Workers) -> Iterator[str]:
-    with serving(create_app(api_settings, workers)) as url:
+def base_url(api_settings: mc.Settings, workers: Process) -> Iterator[str]:
+    with serving(api_app(workers)) as url:
         yield url
 
 
-def test_turn_posted_over_http_is_ingested_and_found(base_url: str, workers: Workers) -> None:
+def test_turn_posted_over_http_is_ingested_and_found(base_url: str, workers: Process) -> None:
     with httpx.Client(base_url=base_url, timeout=10) as http:
         r = http.post(
             "/v1/turns",

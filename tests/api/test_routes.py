@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 import memory_core as mc
-from reverie.workers import Workers
+from reverie.compose import Process
 from tests.conftest import LOCAL, TOOL_NAMES
 
 TURN = {
@@ -28,12 +28,12 @@ def counts(settings: mc.Settings) -> tuple[int, int]:
     return int(inbox), int(traces)
 
 
-def queued(workers: Workers) -> int:
+def queued(workers: Process) -> int:
     return sum(workers.broker.queues[q].qsize() for q in ("ingest", "embed", "maintenance"))  # type: ignore[attr-defined]
 
 
 def test_post_turn_answers_202_and_the_turn_becomes_searchable(
-    client: TestClient, workers: Workers
+    client: TestClient, workers: Process
 ) -> None:
     r = client.post(
         "/v1/turns",
@@ -80,7 +80,7 @@ def test_same_idempotency_key_is_accepted_once(
 )
 def test_bad_turns_get_a_4xx_naming_the_field_and_store_nothing(
     client: TestClient,
-    workers: Workers,
+    workers: Process,
     api_settings: mc.Settings,
     body: dict[str, Any],
     field: str,
@@ -93,7 +93,7 @@ def test_bad_turns_get_a_4xx_naming_the_field_and_store_nothing(
 
 
 def test_malformed_json_and_oversized_bodies_are_refused(
-    client: TestClient, workers: Workers, api_settings: mc.Settings
+    client: TestClient, workers: Process, api_settings: mc.Settings
 ) -> None:
     r = client.post(
         "/v1/turns", content=b'{"user": "x", ', headers={"content-type": "application/json"}
@@ -193,7 +193,7 @@ def test_refusals_have_status_and_message_and_change_nothing(
 
 
 def test_tools_are_listed_and_callable(
-    client: TestClient, workers: Workers, api_settings: mc.Settings
+    client: TestClient, workers: Process, api_settings: mc.Settings
 ) -> None:
     tools = client.get("/v1/tools").json()["tools"]
     assert [t["name"] for t in tools] == TOOL_NAMES
@@ -233,11 +233,11 @@ def test_health_readiness_and_openapi(client: TestClient) -> None:
 
 
 def test_readyz_reports_a_broker_that_is_down(api_settings: mc.Settings) -> None:
-    from reverie.api.app import create_app
-    from reverie.workers import setup
+    from reverie.compose import app as api_app
+    from reverie.compose import process
 
     settings = api_settings.model_copy(update={"redis_url": "redis://127.0.0.1:1/0"})
-    with TestClient(create_app(settings, setup(settings)), base_url=LOCAL) as c:
+    with TestClient(api_app(process(settings, run_workers=False)), base_url=LOCAL) as c:
         r = c.get("/readyz")
         assert r.status_code == 503 and r.json()["checks"]["broker"].startswith("unreachable")
         # The turn is still accepted and kept: reconcile enqueues it later.
@@ -245,7 +245,7 @@ def test_readyz_reports_a_broker_that_is_down(api_settings: mc.Settings) -> None
         assert accepted.status_code == 202 and accepted.json()["enqueued"] is False
 
 
-def test_search_as_of_and_score_breakdown_over_http(client: TestClient, workers: Workers) -> None:
+def test_search_as_of_and_score_breakdown_over_http(client: TestClient, workers: Process) -> None:
     old = client.post(
         "/v1/memories",
         json={"content": "Alice lives in Porto.", "timestamp": "2024-01-01T00:00:00Z"},

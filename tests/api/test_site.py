@@ -11,16 +11,16 @@ import pytest
 
 import memory_core as mc
 from memory_core import auth
-from reverie.api.app import create_app
-from reverie.workers import Workers, start_embedded
+from reverie.compose import Process, embedded
+from reverie.compose import app as api_app
 from tests.api.conftest import serving
 
 MEMORY = {"content": "The spare key is under the blue pot.", "scope": "user", "scope_id": "ana"}
 
 
 @pytest.fixture
-def open_api(api_settings: mc.Settings, workers: Workers) -> Iterator[str]:
-    with serving(create_app(api_settings, workers)) as url:
+def open_api(api_settings: mc.Settings, workers: Process) -> Iterator[str]:
+    with serving(api_app(workers)) as url:
         yield url
 
 
@@ -88,9 +88,9 @@ def test_a_listed_origin_gets_cors_and_others_do_not(tmp_path: Path) -> None:
         embedder="stub",
         api_cors_origins=["https://app.example"],
     )
-    workers = start_embedded(settings, threads=1)
+    workers = embedded(settings, threads=1)
     try:
-        with serving(create_app(settings, workers)) as url, httpx.Client(base_url=url) as http:
+        with serving(api_app(workers)) as url, httpx.Client(base_url=url) as http:
             preflight = http.options(
                 "/v1/memories",
                 headers={
@@ -110,10 +110,10 @@ def test_a_listed_origin_gets_cors_and_others_do_not(tmp_path: Path) -> None:
         workers.stop()
 
 
-def test_with_a_token_a_proxied_host_is_served(api_settings: mc.Settings, workers: Workers) -> None:
+def test_with_a_token_a_proxied_host_is_served(api_settings: mc.Settings, workers: Process) -> None:
     brain = mc.open_brain(api_settings)
     _, secret = auth.create_token(brain, "proxy", capabilities=["read", "write"])
-    with serving(create_app(api_settings, workers)) as url:
+    with serving(api_app(workers)) as url:
         r = httpx.post(
             url + "/v1/memories",
             json=MEMORY,

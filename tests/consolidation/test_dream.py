@@ -13,6 +13,7 @@ from sqlalchemy import text
 
 import memory_core as mc
 from memory_core import feedback, proposals
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream, list_passes
 from memory_core.decay import DAY
 from memory_core.embedders.stub import StubEmbedder
@@ -30,7 +31,7 @@ def stub() -> StubEmbedder:
 
 def add(brain: mc.Brain, content: str, *, age_days: float = 0.0, **kw: Any) -> str:
     when = NOW - age_days * DAY
-    return mc.add_trace(brain, content, now=when, occurred_at=when, **kw)
+    return mc.add_trace(brain, content, now=when, occurred_at=when, **kw, identity=SYSTEM)
 
 
 def step(report: Any, name: str) -> Any:
@@ -73,8 +74,10 @@ def test_prune_proposes_decayed_traces_and_deletes_nothing(
     prune = step(report, "prune")
     assert {i["trace_id"] for i in prune.items} == {old}
     assert prune.counts["proposed"] == 1 and len(prune.proposals) == 1
-    assert all(not mc.get_trace(brain, t).deleted for t in (old, fresh, often_long_ago))
-    pending = proposals.list_proposals(brain, settings)
+    assert all(
+        not mc.get_trace(brain, t, identity=SYSTEM).deleted for t in (old, fresh, often_long_ago)
+    )
+    pending = proposals.list_proposals(brain, settings, identity=SYSTEM)
     assert {p.kind for p in pending} == {"prune"}
     again = dream(brain, settings, now=NOW)
     assert step(again, "prune").counts["proposed"] == 0  # already pending
@@ -93,13 +96,13 @@ def test_exact_duplicates_merge_unattended_without_losing_anything(
     merge = step(report, "merge")
     assert merge.counts["merged"] == 1
     assert merge.items[0] == {"survivor": a, "merged": [b]}
-    survivor = mc.get_trace(brain, a)
+    survivor = mc.get_trace(brain, a, identity=SYSTEM)
     assert survivor.content == "User likes tea."
     assert survivor.tags == ["drink", "pref"]
     assert survivor.sources == [{"turn": "t1"}, {"turn": "t2"}]
-    gone = mc.get_trace(brain, b, include_deleted=True)
+    gone = mc.get_trace(brain, b, include_deleted=True, identity=SYSTEM)
     assert gone.deleted and gone.content == survivor.content
-    assert not mc.get_trace(brain, other_scope).deleted
+    assert not mc.get_trace(brain, other_scope, identity=SYSTEM).deleted
 
 
 def test_near_duplicates_become_merge_proposals_within_a_scope_only(
@@ -115,7 +118,10 @@ def test_near_duplicates_become_merge_proposals_within_a_scope_only(
     assert (merge.counts["merged"], merge.counts["proposed"]) == (0, 1)
     doc = proposals.get_proposal(brain, settings, merge.proposals[0])
     assert doc["kind"] == "merge" and {t["id"] for t in doc["traces"]} == {a, b}
-    assert not mc.get_trace(brain, a).deleted and not mc.get_trace(brain, b).deleted
+    assert (
+        not mc.get_trace(brain, a, identity=SYSTEM).deleted
+        and not mc.get_trace(brain, b, identity=SYSTEM).deleted
+    )
 
 
 def test_a_pass_without_embeddings_says_so_and_still_runs(
@@ -142,11 +148,14 @@ def test_strengthen_learns_edges_and_stability_from_retrievals_once(
     with brain.read() as conn:
         edges = conn.execute(text("SELECT a, b, weight, count FROM coactivation_edges")).all()
     assert [tuple(e) for e in edges] == [(min(a, b), max(a, b), 3.0, 3)]
-    sa, sc = mc.get_trace(brain, a).stability, mc.get_trace(brain, c).stability
+    sa, sc = (
+        mc.get_trace(brain, a, identity=SYSTEM).stability,
+        mc.get_trace(brain, c, identity=SYSTEM).stability,
+    )
     assert sa > sc > 1.0
     again = dream(brain, settings, now=NOW)
     assert step(again, "strengthen").counts["events"] == 0
-    assert mc.get_trace(brain, a).stability == sa
+    assert mc.get_trace(brain, a, identity=SYSTEM).stability == sa
 
 
 # -- derive ------------------------------------------------------------------------
@@ -161,7 +170,7 @@ def test_derive_writes_one_insight_per_cluster_citing_every_source(
     report = dream(brain, settings, embedder=stub, now=NOW)
     derive = step(report, "derive")
     assert derive.counts["derived"] == 1
-    insight = mc.get_trace(brain, derive.items[0]["insight"])
+    insight = mc.get_trace(brain, derive.items[0]["insight"], identity=SYSTEM)
     assert insight.type == "semantic" and "derived" in insight.tags
     assert {s["trace"] for s in insight.sources} == set(hikes)
     assert "hiking" in insight.content
@@ -200,10 +209,10 @@ def test_compact_promotes_old_often_retrieved_episodes_keeping_sources(
         )
     report = dream(brain, settings, now=NOW)
     assert step(report, "compact").items == [{"trace_id": ripe}]
-    t = mc.get_trace(brain, ripe)
+    t = mc.get_trace(brain, ripe, identity=SYSTEM)
     assert (t.type, t.sources, "compacted" in t.tags) == ("semantic", [{"turn": "t9"}], True)
-    assert mc.get_trace(brain, young).type == "episodic"
-    assert mc.get_trace(brain, rare).type == "episodic"
+    assert mc.get_trace(brain, young, identity=SYSTEM).type == "episodic"
+    assert mc.get_trace(brain, rare, identity=SYSTEM).type == "episodic"
 
 
 # -- reindex, log, report ------------------------------------------------------------
@@ -220,7 +229,9 @@ def test_reindex_rebuilds_an_inconsistent_index_and_logs_the_pass(
         )
     report = dream(brain, settings, now=NOW)
     assert step(report, "reindex").counts["rebuilt"] == 1
-    assert [h.trace.id for h in mc.search(brain, "other").results] == [trace_id]
+    assert [
+        h.trace.id for h in mc.search(brain, "other", embedder=None, identity=SYSTEM).results
+    ] == [trace_id]
     assert [p.check for p in doctor(brain)] == ["hashes"]  # the hash was stale too, not the index
     passes = list_passes(brain)
     assert passes[0]["pass_id"] == report.pass_id and passes[0]["status"] == "ok"
@@ -296,7 +307,7 @@ def test_passes_never_lose_content_unattended(
     assert deleted, "the fixture should contain exact duplicates"
     for trace_id, content, reason in deleted:
         assert trace_id in listed
-        survivor = mc.get_trace(brain, reason.removeprefix("merged into "))
+        survivor = mc.get_trace(brain, reason.removeprefix("merged into "), identity=SYSTEM)
         assert survivor.content == content
 
 
@@ -355,7 +366,7 @@ def test_derive_asks_the_llm_when_configured_and_falls_back_when_it_fails(
         derive = step(dream(brain, settings, embedder=stub, now=NOW), "derive")
     finally:
         chat.close()
-    insight = mc.get_trace(brain, derive.items[0]["insight"])
+    insight = mc.get_trace(brain, derive.items[0]["insight"], identity=SYSTEM)
     assert chat.requests and "zermatt" in chat.requests[0]["messages"][1]["content"]
     if works:
         assert insight.content == "The user often hikes near Zermatt."

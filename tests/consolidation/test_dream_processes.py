@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream, list_passes
 from memory_core.maintenance import doctor
 
@@ -73,8 +74,8 @@ def seeded(settings: mc.Settings) -> mc.Brain:
     brain = mc.open_brain(settings)
     old = time.time() - 400 * 86_400
     for i in range(20):
-        mc.add_trace(brain, f"note {i}", now=old, occurred_at=old)
-        mc.add_trace(brain, "a duplicate")
+        mc.add_trace(brain, f"note {i}", now=old, occurred_at=old, identity=SYSTEM)
+        mc.add_trace(brain, "a duplicate", identity=SYSTEM)
     return brain
 
 

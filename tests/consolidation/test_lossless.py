@@ -20,6 +20,7 @@ from sqlalchemy import text
 
 import memory_core as mc
 from memory_core import ingest, proposals
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream, undo_pass
 from memory_core.decay import DAY
 from memory_core.embedders.stub import StubEmbedder
@@ -38,7 +39,9 @@ def stub() -> StubEmbedder:
 
 
 def add(brain: mc.Brain, content: str, *, at: float = T0, **kw: Any) -> str:
-    return mc.add_trace(brain, content, now=at, occurred_at=kw.pop("occurred_at", at), **kw)
+    return mc.add_trace(
+        brain, content, now=at, occurred_at=kw.pop("occurred_at", at), **kw, identity=SYSTEM
+    )
 
 
 def step(report: Any, name: str) -> Any:
@@ -46,7 +49,11 @@ def step(report: Any, name: str) -> Any:
 
 
 def pending(brain: mc.Brain, settings: mc.Settings, kind: str | None = None) -> list[Any]:
-    return [p for p in proposals.list_proposals(brain, settings) if kind in (None, p.kind)]
+    return [
+        p
+        for p in proposals.list_proposals(brain, settings, identity=SYSTEM)
+        if kind in (None, p.kind)
+    ]
 
 
 def accept_everything(brain: mc.Brain, settings: mc.Settings, now: float) -> None:
@@ -100,8 +107,11 @@ def test_a_changed_year_is_never_resolved_to_the_older(
     for day in (31, 32, 40):
         dream(brain, settings, embedder=stub, now=T0 + day * DAY)
         accept_everything(brain, settings, T0 + day * DAY)
-    assert not mc.get_trace(brain, old).deleted and not mc.get_trace(brain, new).deleted
-    hits = mc.search(brain, "I moved to Berlin in 2021.", embedder=stub).results
+    assert (
+        not mc.get_trace(brain, old, identity=SYSTEM).deleted
+        and not mc.get_trace(brain, new, identity=SYSTEM).deleted
+    )
+    hits = mc.search(brain, "I moved to Berlin in 2021.", embedder=stub, identity=SYSTEM).results
     assert hits[0].trace.id == new
 
 
@@ -120,8 +130,8 @@ def test_a_verified_merge_keeps_every_detail_and_the_newer_survives_a_tie(
     result = doc["merged_content"]
     assert "weekly tutor" in result and "two years" in result
     accept_everything(brain, settings, T0 + 2 * DAY)
-    assert mc.get_trace(brain, new).content == result
-    assert mc.get_trace(brain, old, include_deleted=True).deleted
+    assert mc.get_trace(brain, new, identity=SYSTEM).content == result
+    assert mc.get_trace(brain, old, include_deleted=True, identity=SYSTEM).deleted
 
 
 def test_two_cli_adds_of_near_duplicates_are_proposed_by_the_first_pass(
@@ -169,7 +179,7 @@ def test_three_migraine_days_keep_three_occurrence_times(
             conversation_id=f"c{k}",
             timestamp=day,
         )
-        accepted = ingest.accept_turn(brain, turn, now=day)
+        accepted = ingest.accept_turn(brain, turn, now=day, identity=SYSTEM)
         ingest.ingest_turns(brain, [accepted.turn_id], _fact_of_the_turn, now=day)
     embed_missing(brain, stub)
     for k in range(1, 4):
@@ -189,10 +199,14 @@ def test_three_migraine_days_keep_three_occurrence_times(
         )
     assert times == days
     for day in days:  # as_of finds each occurrence by then
-        seen = mc.search(brain, "migraine", as_of=day + 60, embedder=stub, limit=20).results
+        seen = mc.search(
+            brain, "migraine", as_of=day + 60, embedder=stub, limit=20, identity=SYSTEM
+        ).results
         assert max(h.trace.occurred_at for h in seen) == day
     named = datetime.fromtimestamp(days[1], UTC).strftime("%d %B %Y")
-    top = mc.search(brain, f"migraine on {named}", embedder=stub, now=days[-1]).results[0]
+    top = mc.search(
+        brain, f"migraine on {named}", embedder=stub, now=days[-1], identity=SYSTEM
+    ).results[0]
     assert top.trace.occurred_at == days[1]
 
 
@@ -243,7 +257,7 @@ def test_a_fact_drawn_from_a_durable_turn_keeps_its_protection(
         scope_id="u1",
         timestamp=T0,
     )
-    accepted = ingest.accept_turn(brain, turn, now=T0)
+    accepted = ingest.accept_turn(brain, turn, now=T0, identity=SYSTEM)
     ingest.ingest_turns(brain, [accepted.turn_id], second_sentence, now=T0)
     for day in range(30, 730, 60):
         dream(brain, settings, now=T0 + day * DAY)
@@ -261,12 +275,19 @@ def test_forgetting_a_turn_gives_the_next_one_the_turn_before_as_context(
             mc.NewTrace("Ben: haha nice", stream="s"),
             mc.NewTrace("Ann: from the bakery on Elm Street", stream="s"),
         ],
+        identity=SYSTEM,
     )
-    mc.delete_trace(brain, chat)
-    assert mc.get_trace(brain, answer).context == mc.get_trace(brain, question).content
-    assert answer in {h.trace.id for h in mc.search(brain, "sourdough starter").results}
+    mc.delete_trace(brain, chat, identity=SYSTEM)
+    assert (
+        mc.get_trace(brain, answer, identity=SYSTEM).context
+        == mc.get_trace(brain, question, identity=SYSTEM).content
+    )
+    assert answer in {
+        h.trace.id
+        for h in mc.search(brain, "sourdough starter", embedder=None, identity=SYSTEM).results
+    }
     restore_trace(brain, chat)
-    assert mc.get_trace(brain, answer).context == "Ben: haha nice"
+    assert mc.get_trace(brain, answer, identity=SYSTEM).context == "Ben: haha nice"
 
 
 def test_decay_starts_when_a_trace_was_learnt_not_when_it_happened(
@@ -285,7 +306,7 @@ def test_decay_starts_when_a_trace_was_learnt_not_when_it_happened(
     ]
     report = dream(brain, settings, now=learnt + 7 * DAY)
     assert step(report, "prune").counts["proposed"] == 0
-    assert all(not mc.get_trace(brain, t).deleted for t in old_events)
+    assert all(not mc.get_trace(brain, t, identity=SYSTEM).deleted for t in old_events)
 
 
 @pytest.mark.parametrize("days_later", [31, 400])
@@ -299,7 +320,7 @@ def test_a_rejected_prune_is_not_proposed_again(
     later = T0 + (30 + days_later) * DAY
     report = dream(brain, settings, now=later)
     assert step(report, "prune").counts["proposed"] == 0
-    assert pending(brain, settings) == [] and not mc.get_trace(brain, chat).deleted
+    assert pending(brain, settings) == [] and not mc.get_trace(brain, chat, identity=SYSTEM).deleted
 
 
 def test_a_pruned_fact_is_learnt_again_from_a_new_turn_and_from_an_import(
@@ -309,7 +330,7 @@ def test_a_pruned_fact_is_learnt_again_from_a_new_turn_and_from_an_import(
 
     def ingest_turn(at: float) -> None:
         turn = ingest.Turn(user=said, assistant="", scope="user", scope_id="u1", timestamp=at)
-        accepted = ingest.accept_turn(brain, turn, now=at)
+        accepted = ingest.accept_turn(brain, turn, now=at, identity=SYSTEM)
         ingest.ingest_turns(brain, [accepted.turn_id], _fact_of_the_turn, now=at)
 
     def facts() -> list[mc.Trace]:
@@ -339,7 +360,7 @@ def test_a_trace_a_person_deleted_stays_forgotten_on_import(
     brain: mc.Brain, tmp_path: Path
 ) -> None:
     gone = add(brain, "An old address I asked to forget.", scope_id="u1")
-    mc.delete_trace(brain, gone)
+    mc.delete_trace(brain, gone, identity=SYSTEM)
     csv_file = tmp_path / "notes.csv"
     csv_file.write_text("content,scope_id\nAn old address I asked to forget.,u1\n")
     result = import_into(brain, "csv", csv_file)
@@ -439,7 +460,7 @@ def test_pending_proposals_are_bounded_and_expire(brain: mc.Brain, settings: mc.
     assert len(pending(brain, s)) == 3  # full: nothing more proposed
     first = {p.id for p in pending(brain, s)}
     dream(brain, s, now=T0 + 41 * DAY)  # the first three expired; proposed afresh, bounded
-    expired = proposals.list_proposals(brain, s, "expired")
+    expired = proposals.list_proposals(brain, s, "expired", identity=SYSTEM)
     assert {p.id for p in expired} == first
     assert len(pending(brain, s)) == 3 and not first & {p.id for p in pending(brain, s)}
     assert all((s.data_dir / "proposals" / "expired" / f"{p.id}.json").exists() for p in expired)
@@ -488,7 +509,7 @@ def test_undo_is_refused_when_a_survivor_changed_since(
     dream(brain, settings, embedder=stub, now=T0 + 2 * DAY)
     [prop] = pending(brain, settings, "merge")
     accept_everything(brain, settings, T0 + 2 * DAY)
-    mc.update_trace(brain, survivor, tags=["edited-later"])
+    mc.update_trace(brain, survivor, tags=["edited-later"], identity=SYSTEM)
     before = undo_digest(brain)
     [decision] = proposals.undo(brain, settings, [prop.id])
     assert decision.outcome == "stale" and "changed since" in decision.detail
@@ -523,9 +544,9 @@ def test_restore_undeletes_one_trace_with_its_vector(brain: mc.Brain, stub: Stub
     t = add(brain, "The spare key is under the blue pot.")
     embed_missing(brain, stub)
     before = undo_digest(brain)
-    mc.delete_trace(brain, t)
+    mc.delete_trace(brain, t, identity=SYSTEM)
     restore_trace(brain, t)
-    trace = mc.get_trace(brain, t)
+    trace = mc.get_trace(brain, t, identity=SYSTEM)
     assert not trace.deleted
     with brain.read() as conn:
         assert (

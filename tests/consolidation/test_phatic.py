@@ -16,6 +16,7 @@ from sqlalchemy import text
 
 import memory_core as mc
 from memory_core import ingest, proposals
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream
 from memory_core.consolidation.phatic import WEIGHTS, PhaticModel, model_for
 from memory_core.consolidation.salience import may_be_phatic
@@ -108,6 +109,7 @@ def _post(brain: mc.Brain, settings: mc.Settings, texts: list[str]) -> dict[str,
             brain,
             ingest.Turn(user=user, assistant="", scope="user", scope_id="ana", timestamp=T0),
             now=T0 + k,
+            identity=SYSTEM,
         )
         ingest.ingest_turns(brain, [accepted.turn_id], extract, now=T0 + k)
         with brain.read() as conn:
@@ -126,7 +128,7 @@ def _proposed_within(brain: mc.Brain, settings: mc.Settings, days: int) -> set[s
     seen: set[str] = set()
     for day in range(1, days + 1):
         dream(brain, settings, embedder=embedder, now=T0 + day * DAY)
-        for p in proposals.list_proposals(brain, settings):
+        for p in proposals.list_proposals(brain, settings, identity=SYSTEM):
             if p.kind == "prune":
                 seen |= set(p.trace_ids)
     return seen
@@ -140,7 +142,9 @@ def test_warm_generic_turns_decay_as_small_talk_and_turns_with_content_do_not(
     proposed = _proposed_within(brain, settings, 30)
     assert {ids[t] for t in WARM} <= proposed
     assert not {ids[t] for t in CONTENT} & proposed
-    reasons = [p["reason"] for p in proposals.review(brain, settings, kind="prune")]
+    reasons = [
+        p["reason"] for p in proposals.review(brain, settings, kind="prune", identity=SYSTEM)
+    ]
     assert any("judged content-free" in r for r in reasons)
 
 
@@ -172,7 +176,9 @@ def test_each_turn_is_judged_once_until_its_text_changes_and_a_dry_run_keeps_not
     dream(brain, settings, embedder=embedder, now=T0 + 21 * DAY)
     assert _judgements(brain) == first
     changed = ids[WARM[0]]
-    mc.update_trace(brain, changed, content="We repainted the hallway a deep green.")
+    mc.update_trace(
+        brain, changed, content="We repainted the hallway a deep green.", identity=SYSTEM
+    )
     dream(brain, settings, embedder=embedder, now=T0 + 22 * DAY)
     again = _judgements(brain)
     assert again[ids[WARM[1]]] == first[ids[WARM[1]]]

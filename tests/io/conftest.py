@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.embeddings import store_vectors
 from memory_core.maintenance import doctor
 from memory_core.traces import content_hash
@@ -30,6 +31,7 @@ def filled(brain: mc.Brain) -> mc.Brain:
             mc.NewTrace("An old mistake.", tags=["old"]),
         ],
         now=1_700_000_000.0,
+        identity=SYSTEM,
     )
     with brain.transaction() as conn:
         conn.execute(
@@ -57,7 +59,7 @@ def filled(brain: mc.Brain) -> mc.Brain:
             content_hash("Deploy with docker compose up."),
         ],
     )
-    mc.delete_trace(brain, ids[5], reason="forgotten")
+    mc.delete_trace(brain, ids[5], reason="forgotten", identity=SYSTEM)
     return brain
 
 

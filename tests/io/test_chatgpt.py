@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.io import import_into
 
 
@@ -77,14 +78,17 @@ def test_chatgpt_pairs_become_episodic_traces_at_the_message_time(
     result = import_into(brain, "chatgpt", export_file)
     assert (result.imported, result.skipped) == (2, 1)  # "Thanks!" is unanswered
     assert result.errors == ["conversations[1]: no 'mapping' object"]
-    hits = {h.trace.content: h.trace for h in mc.search(brain, "paris OR cat").results}
+    hits = {
+        h.trace.content: h.trace
+        for h in mc.search(brain, "paris OR cat", embedder=None, identity=SYSTEM).results
+    }
     cat = hits["User: What is a good name for a cat?\nAssistant: Try Miso."]
     assert (cat.type, cat.created_at, cat.occurred_at) == ("episodic", 1700000000.5, 1700000000.5)
     assert cat.metadata["title"] == "Cat names"
     paris = hits["User: Check the weather in Paris\nAssistant: It is 21 °C in Paris."]
     assert paris.created_at == 1700000010.0
-    assert mc.search(brain, "edited").results == []
-    assert mc.search(brain, "temp").results == []
+    assert mc.search(brain, "edited", embedder=None, identity=SYSTEM).results == []
+    assert mc.search(brain, "temp", embedder=None, identity=SYSTEM).results == []
     healthy(brain)
 
 
@@ -132,12 +136,22 @@ def test_a_chatgpt_import_for_a_user_is_found_by_that_user_alone(
     )
     assert r.returncode == 8, r.stderr  # one conversation failed; the rest came in
     assert json.loads(r.stdout)["imported"] == 2
-    mine = mc.search(brain, "cat", within=frozenset({"alice"})).results
+    mine = mc.search(
+        brain, "cat", embedder=None, identity=SYSTEM.acting_as(frozenset({"alice"}))
+    ).results
     assert [h.trace.content for h in mine] == [
         "User: What is a good name for a cat?\nAssistant: Try Miso."
     ]
-    assert all(h.trace.scope_id == "alice" for h in mc.search(brain, "paris OR cat").results)
-    assert mc.search(brain, "cat", within=frozenset({"bob"})).results == []
+    assert all(
+        h.trace.scope_id == "alice"
+        for h in mc.search(brain, "paris OR cat", embedder=None, identity=SYSTEM).results
+    )
+    assert (
+        mc.search(
+            brain, "cat", embedder=None, identity=SYSTEM.acting_as(frozenset({"bob"}))
+        ).results
+        == []
+    )
 
 
 def _said(tmp_path: Path) -> Path:
@@ -159,7 +173,7 @@ def test_an_import_with_extract_mines_what_the_user_said(brain, tmp_path: Path) 
     extract = make_extract(mc.load_settings(embedder="none"))
     result = import_into(brain, "chatgpt", path, owner=("user", "ana"), extract=extract)
     assert (result.imported, result.facts) == (1, 1)
-    traces = mc.list_traces(brain, scope_id="ana").traces
+    traces = mc.list_traces(brain, scope_id="ana", identity=SYSTEM).traces
     [episode] = [t for t in traces if "chatgpt" in t.tags]
     [fact] = [t for t in traces if "auto_ingest" in t.tags]
     assert "penicillin" in fact.content and "language model" not in fact.content
@@ -170,7 +184,9 @@ def test_an_import_with_extract_mines_what_the_user_said(brain, tmp_path: Path) 
     # Without extraction an import stores the exchanges alone.
     plain = import_into(brain, "chatgpt", path, owner=("user", "bo"))
     assert plain.facts == 0
-    assert [t.tags for t in mc.list_traces(brain, scope_id="bo").traces] == [["chatgpt"]]
+    assert [t.tags for t in mc.list_traces(brain, scope_id="bo", identity=SYSTEM).traces] == [
+        ["chatgpt"]
+    ]
 
 
 def test_memctl_import_extract_says_the_facts_and_refuses_other_formats(

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.io import import_into
 
 
@@ -27,7 +28,7 @@ def test_csv_import_maps_every_column(brain, healthy, tmp_path) -> None:
     )
     result = import_into(brain, "csv", path)
     assert (result.imported, result.skipped, result.errors) == (3, 0, [])
-    a = mc.get_trace(brain, "mt_a")
+    a = mc.get_trace(brain, "mt_a", identity=SYSTEM)
     assert (a.type, a.scope, a.scope_id, a.tags, a.metadata) == (
         "semantic",
         "user",
@@ -36,14 +37,14 @@ def test_csv_import_maps_every_column(brain, healthy, tmp_path) -> None:
         {"k": 1},
     )
     assert a.created_at == a.occurred_at == 1_700_000_000.0
-    b = mc.search(brain, "compose").results[0].trace
+    b = mc.search(brain, "compose", embedder=None, identity=SYSTEM).results[0].trace
     assert (b.scope, b.scope_id, b.tags, b.created_at) == (
         "organization",
         "acme",
         ["ops", "docker"],
         1704164645.0,
     )
-    c = mc.search(brain, "plain").results[0].trace
+    c = mc.search(brain, "plain", embedder=None, identity=SYSTEM).results[0].trace
     assert (c.type, c.scope, c.scope_id, c.tags) == ("episodic", "user", None, ["a", "b"])
     assert sorted(result.unembedded_ids) == sorted(["mt_a", b.id, c.id])
     healthy(brain)
@@ -58,7 +59,7 @@ def test_csv_without_a_content_column_is_refused_and_changes_nothing(brain, dige
 
 
 def test_csv_row_with_invalid_metadata_is_an_error_and_the_rest_imports(brain, tmp_path):
-    mc.add_trace(brain, "Second row.")
+    mc.add_trace(brain, "Second row.", identity=SYSTEM)
     path = _write(
         tmp_path,
         'content,metadata\nFirst row.,{"ok": true}\nSecond row.,{broken\nThird row.,[1]\n'
@@ -82,11 +83,11 @@ def test_csv_reimport_and_blank_content_are_skipped(brain, count, tmp_path) -> N
 
 
 def test_csv_import_never_brings_back_a_forgotten_trace(brain, tmp_path) -> None:
-    trace_id = mc.add_trace(brain, "Forget me.")
-    mc.delete_trace(brain, trace_id)
+    trace_id = mc.add_trace(brain, "Forget me.", identity=SYSTEM)
+    mc.delete_trace(brain, trace_id, identity=SYSTEM)
     result = import_into(brain, "csv", _write(tmp_path, "content\nForget me.\n"))
     assert (result.imported, result.skipped) == (0, 1)
-    assert mc.search(brain, "forget").results == []
+    assert mc.search(brain, "forget", embedder=None, identity=SYSTEM).results == []
 
 
 def test_csv_import_commits_in_batches_and_keeps_the_index_consistent(
@@ -100,5 +101,10 @@ def test_csv_import_commits_in_batches_and_keeps_the_index_consistent(
     seen: list[int] = []
     result = csv_format.import_csv(brain, path, progress=seen.append)
     assert result.imported == 250 and seen == [100, 100, 50]
-    assert len(mc.search(brain, "fact", tags=["t1"], limit=100).results) == 83
+    assert (
+        len(
+            mc.search(brain, "fact", tags=["t1"], limit=100, embedder=None, identity=SYSTEM).results
+        )
+        == 83
+    )
     healthy(brain)

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import text
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.io import export_brain, import_into
 
 
@@ -29,7 +30,7 @@ def test_json_import_keeps_a_forgotten_trace_forgotten(filled, other, tmp_path: 
     path = tmp_path / "brain.json"
     export_brain(filled, "json", path)
     import_into(other, "json", path)
-    mc.add_trace(other, "Something new.")
+    mc.add_trace(other, "Something new.", identity=SYSTEM)
     with other.read() as conn:
         row = conn.execute(
             text("SELECT deleted, deleted_reason FROM memory_traces WHERE content = :c"),
@@ -58,11 +59,13 @@ def test_json_import_of_a_forgotten_text_does_not_bring_it_back(filled, other, t
     path = tmp_path / "brain.json"
     export_brain(filled, "json", path)
     import_into(other, "json", path)
-    target = mc.search(other, "dark", scope="user").results[0].trace.id
-    mc.delete_trace(other, target)
+    target = (
+        mc.search(other, "dark", scope="user", embedder=None, identity=SYSTEM).results[0].trace.id
+    )
+    mc.delete_trace(other, target, identity=SYSTEM)
     result = import_into(other, "json", path)
     assert result.imported == 0
-    assert mc.search(other, "dark", scope="user").results == []
+    assert mc.search(other, "dark", scope="user", embedder=None, identity=SYSTEM).results == []
 
 
 def test_truncated_json_is_refused_and_changes_nothing(filled, other, digest, tmp_path) -> None:

@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import text
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.io import export_brain, import_into
 
 
@@ -71,8 +72,12 @@ def test_obsidian_import_makes_wikilinks_edges_and_hashtags_tags(brain, healthy,
     (vault / "Empty.md").write_text("---\nid: x\n---\n   \n")
     result = import_into(brain, "obsidian", vault)
     assert (result.imported, result.skipped, result.errors, result.edges) == (2, 1, [], 1)
-    ana = mc.search(brain, "design").results[0].trace
-    bob = mc.search(brain, "brother", tags=["family"]).results[0].trace
+    ana = mc.search(brain, "design", embedder=None, identity=SYSTEM).results[0].trace
+    bob = (
+        mc.search(brain, "brother", tags=["family"], embedder=None, identity=SYSTEM)
+        .results[0]
+        .trace
+    )
     assert ana.tags == ["design"]
     with brain.read() as conn:
         edge = conn.execute(text("SELECT a, b FROM coactivation_edges")).one()
@@ -95,9 +100,9 @@ def test_a_note_with_broken_front_matter_is_an_error_and_the_rest_imports(brain,
 
 
 def test_notes_export_refuses_unsafe_names_and_never_overwrites(brain, tmp_path) -> None:
-    mc.add_trace(brain, "Fine.", id="mt_ok")
-    mc.add_trace(brain, "Escapes.", id="../../evil")
-    mc.add_trace(brain, "Case twin.", id="MT_OK")
+    mc.add_trace(brain, "Fine.", id="mt_ok", identity=SYSTEM)
+    mc.add_trace(brain, "Escapes.", id="../../evil", identity=SYSTEM)
+    mc.add_trace(brain, "Case twin.", id="MT_OK", identity=SYSTEM)
     folder = tmp_path / "notes"
     doc = export_brain(brain, "markdown", folder)
     assert doc["traces"] == 1

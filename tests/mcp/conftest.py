@@ -17,8 +17,8 @@ from mcp.client.streamable_http import streamable_http_client
 from sqlalchemy import text
 
 import memory_core as mc
-from reverie.api.app import create_app
-from reverie.workers import Workers, start_embedded
+from reverie.compose import Process, embedded
+from reverie.compose import app as api_app
 from tests.api.conftest import serving
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
@@ -48,7 +48,7 @@ class Served:
     url: str
     brain: mc.Brain
     settings: mc.Settings
-    workers: Workers
+    workers: Process
 
     def quiet(self) -> None:
         """Wait until no job (embedding, retrieval feedback, ingest) may still write the brain."""
@@ -67,8 +67,8 @@ def mcp_settings(tmp_path: Path) -> mc.Settings:
 
 @pytest.fixture
 def served(mcp_settings: mc.Settings) -> Iterator[Served]:
-    workers = start_embedded(mcp_settings, threads=2)
-    app = create_app(mcp_settings, workers)
+    workers = embedded(mcp_settings, threads=2)
+    app = api_app(workers)
     with serving(app) as url:
         yield Served(f"{url}/mcp", app.state.brain, mcp_settings, workers)
     workers.stop()

@@ -17,7 +17,8 @@ from mcp.shared.exceptions import MCPError
 
 import memory_core as mc
 from memory_core import auth, proposals
-from memory_core.tools import TOOL_CAPABILITIES
+from memory_core.auth import SYSTEM
+from memory_core.tools import TOOLS
 from tests.mcp.conftest import ADD, JSON_RPC, headers_for
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
@@ -48,14 +49,14 @@ TOKENS: dict[str, list[str]] = {
 
 
 def test_the_capabilities_asked_for_here_are_the_ones_the_server_checks() -> None:
-    declared = dict(TOOL_CAPABILITIES)
+    declared = {name: tool.needs for name, tool in TOOLS.items()}
     assert {n: frozenset(c) for n, c in declared.items()} == {
         n: c for n, c in NEEDS.items() if not n.startswith("memory://")
     }
 
 
 def _fresh(brain: mc.Brain) -> str:
-    return mc.add_trace(brain, f"Note {uuid.uuid4().hex[:8]} about gardening.")
+    return mc.add_trace(brain, f"Note {uuid.uuid4().hex[:8]} about gardening.", identity=SYSTEM)
 
 
 def _prepare(operation: str, brain: mc.Brain) -> Callable[[Client], Awaitable[Outcome]]:
@@ -153,7 +154,7 @@ def tenants(served: Any) -> dict[str, Any]:
     for who in ("alice", "bob"):
         found[who] = auth.create_token(served.brain, who, caps, [who])[1]
         found[f"{who}_trace"] = mc.add_trace(
-            served.brain, f"{who} hides a key in the shed.", scope_id=who
+            served.brain, f"{who} hides a key in the shed.", scope_id=who, identity=SYSTEM
         )
     return found
 
@@ -169,7 +170,7 @@ def test_pinned_tenants_cannot_read_search_change_or_merge_each_others_traces(
 ) -> None:
     own, theirs = tenants[f"{who}_trace"], tenants[f"{other}_trace"]
     guessed = f"mt_{uuid.uuid4()}"
-    kept = mc.get_trace(served.brain, theirs).to_dict()
+    kept = mc.get_trace(served.brain, theirs, identity=SYSTEM).to_dict()
     before = unchanged(served.brain)
 
     # A token may not act for another tenant's user id: refused before any tool runs.
@@ -207,7 +208,7 @@ def test_pinned_tenants_cannot_read_search_change_or_merge_each_others_traces(
 
     anyio.run(scenario)
     served.quiet()
-    assert mc.get_trace(served.brain, theirs).to_dict() == kept
+    assert mc.get_trace(served.brain, theirs, identity=SYSTEM).to_dict() == kept
     assert unchanged(served.brain)[1] == before[1]  # no turn either (the search did count)
 
 

@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
@@ -25,8 +26,8 @@ BOB = "Bob keeps his locker key in the blue tin."
 @pytest.fixture
 def two_users(served: Any) -> dict[str, str]:
     return {
-        "alice": mc.add_trace(served.brain, ALICE, scope="user", scope_id="alice"),
-        "bob": mc.add_trace(served.brain, BOB, scope="user", scope_id="bob"),
+        "alice": mc.add_trace(served.brain, ALICE, scope="user", scope_id="alice", identity=SYSTEM),
+        "bob": mc.add_trace(served.brain, BOB, scope="user", scope_id="bob", identity=SYSTEM),
     }
 
 
@@ -50,12 +51,12 @@ def test_rest_search_and_tools_answer_only_the_named_user(
         assert http.get(f"/v1/memories/{two_users['alice']}").status_code == 404
         assert http.delete(f"/v1/memories/{two_users['alice']}").status_code == 404
         added = http.post("/v1/tools/memory_add", json={"content": "Bob likes figs."}).json()
-        assert mc.get_trace(served.brain, added["traceId"]).scope_id == "bob"
+        assert mc.get_trace(served.brain, added["traceId"], identity=SYSTEM).scope_id == "bob"
         refused = http.post(
             "/v1/memories", json={"content": "x", "scope": "user", "scope_id": "alice"}
         )
         assert refused.status_code == 403
-    assert mc.get_trace(served.brain, two_users["alice"]).content == ALICE
+    assert mc.get_trace(served.brain, two_users["alice"], identity=SYSTEM).content == ALICE
     # Naming no one is the local operator: every scope id.
     everyone = httpx.get(_rest(served) + "/v1/search", params={"q": "locker"}).json()
     assert {two_users["alice"], two_users["bob"]} <= {h["id"] for h in everyone["results"]}
@@ -78,8 +79,8 @@ def test_memctl_mcp_user_answers_only_that_user(
     over_stdio: Connect, mcp_settings: mc.Settings
 ) -> None:
     brain = mc.open_brain(mcp_settings)
-    alice = mc.add_trace(brain, ALICE, scope="user", scope_id="alice")
-    bob = mc.add_trace(brain, BOB, scope="user", scope_id="bob")
+    alice = mc.add_trace(brain, ALICE, scope="user", scope_id="alice", identity=SYSTEM)
+    bob = mc.add_trace(brain, BOB, scope="user", scope_id="bob", identity=SYSTEM)
 
     async def scenario() -> None:
         async with over_stdio("--user", "bob") as client:
@@ -89,7 +90,7 @@ def test_memctl_mcp_user_answers_only_that_user(
             assert deleted.structured_content == {"deleted": False}
 
     anyio.run(scenario)
-    assert mc.get_trace(brain, alice).content == ALICE
+    assert mc.get_trace(brain, alice, identity=SYSTEM).content == ALICE
 
 
 def test_mcp_post_turn_takes_a_message_list(over_http: Connect, served: Any) -> None:
@@ -111,7 +112,9 @@ def test_mcp_post_turn_takes_a_message_list(over_http: Connect, served: Any) -> 
     assert both.is_error
     served.workers.join()
     episode = next(
-        t for t in mc.list_traces(served.brain, scope_id="ana").traces if "turn" in t.tags
+        t
+        for t in mc.list_traces(served.brain, scope_id="ana", identity=SYSTEM).traces
+        if "turn" in t.tags
     )
     assert episode.content == (
         "System: Be brief.\n\nUser (Ana): I am allergic to penicillin.\n\nAssistant: Noted."

@@ -15,6 +15,7 @@ from mcp.shared.exceptions import MCPError
 
 import memory_core as mc
 from memory_core import auth, proposals
+from memory_core.auth import SYSTEM
 from memory_core.tools import TOOL_SCHEMAS
 from tests.mcp.conftest import ADD, JSON_RPC
 
@@ -49,7 +50,7 @@ def test_http_serves_tools_and_resources_in_both_protocol_eras(
 
 
 def test_http_tool_results_are_those_of_post_v1_tools(over_http: Connect, served: Any) -> None:
-    trace_id = mc.add_trace(served.brain, "Bob keeps bees.", tags=["hobby"])
+    trace_id = mc.add_trace(served.brain, "Bob keeps bees.", tags=["hobby"], identity=SYSTEM)
     calls = [
         ("memory_update", {"traceId": trace_id, "tags": ["hobby", "outdoor"]}),
         ("memory_update", {"traceId": "mt_unknown", "content": "x"}),
@@ -75,7 +76,9 @@ def test_http_tool_results_are_those_of_post_v1_tools(over_http: Connect, served
 def test_rest_and_mcp_list_the_same_tools_and_answer_them_alike(
     over_http: Connect, served: Any
 ) -> None:
-    trace_id = mc.add_trace(served.brain, "Cai sails on Sundays.", scope="user", scope_id="cai")
+    trace_id = mc.add_trace(
+        served.brain, "Cai sails on Sundays.", scope="user", scope_id="cai", identity=SYSTEM
+    )
     with httpx.Client(base_url=served.url.removesuffix("/mcp"), timeout=10) as http:
         listed = {t["name"]: t["parameters"] for t in http.get("/v1/tools").json()["tools"]}
         read = http.post("/v1/tools/memory_read", json={"traceId": trace_id}).json()
@@ -139,7 +142,7 @@ def test_http_post_turn_needs_a_scope_id_from_arguments_or_headers(
 
 
 def test_http_proposals_resource_lists_pending_proposals(over_http: Connect, served: Any) -> None:
-    trace_id = mc.add_trace(served.brain, "An old note.")
+    trace_id = mc.add_trace(served.brain, "An old note.", identity=SYSTEM)
     draft = proposals.ProposalDraft("prune", [trace_id], "decayed", {"strength": 0.01}, "prune it")
     [pid] = proposals.create_proposals(served.brain, served.settings, [draft], "pass_1")
 

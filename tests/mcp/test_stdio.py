@@ -16,8 +16,9 @@ from mcp import Client
 
 import memory_core as mc
 from memory_core import auth, ingest
+from memory_core.auth import SYSTEM
 from memory_core.tools import TOOL_SCHEMAS
-from reverie.workers import setup
+from reverie.compose import process
 from reverie.workers.broker import queue_depth
 from tests.conftest import TOOL_NAMES
 
@@ -99,7 +100,7 @@ def test_stdio_add_search_read_and_resource_in_the_scope_ids_given_as_options(
             return str(tomato)
 
     tomato = anyio.run(scenario)
-    assert mc.get_trace(brain, tomato).scope_id == "alice"
+    assert mc.get_trace(brain, tomato, identity=SYSTEM).scope_id == "alice"
 
 
 def test_stdio_posted_turn_is_ingested_by_in_process_workers_and_found(
@@ -134,7 +135,12 @@ def test_stdio_posted_turn_is_ingested_by_in_process_workers_and_found(
 
     turn_id = anyio.run(scenario)
     # the turn went to alice's scope id, as memctl mcp --user said
-    assert ingest.turn_status(brain, turn_id, within=frozenset({"alice"}))["status"] == "done"
+    assert (
+        ingest.turn_status(brain, turn_id, identity=SYSTEM.acting_as(frozenset({"alice"})))[
+            "status"
+        ]
+        == "done"
+    )
 
 
 def run_memctl_mcp(
@@ -237,8 +243,10 @@ def test_stdio_with_redis_only_enqueues_the_posted_turn(
             return str(posted.structured_content["turn_id"])
 
     turn_id = anyio.run(scenario)
-    assert ingest.turn_status(brain, turn_id)["status"] == "pending"  # no worker ran here
-    workers = setup(mcp_settings.model_copy(update={"redis_url": redis_url}))
+    assert (
+        ingest.turn_status(brain, turn_id, identity=SYSTEM)["status"] == "pending"
+    )  # no worker ran here
+    workers = process(mcp_settings.model_copy(update={"redis_url": redis_url}), run_workers=False)
     try:
         assert queue_depth(workers.broker, "ingest") == 1
     finally:

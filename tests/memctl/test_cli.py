@@ -19,6 +19,7 @@ import typer
 
 import memory_core as mc
 from memctl.cli import app
+from memory_core.auth import SYSTEM
 from memory_core.db import head_revision
 from tests.conftest import memctl_in_process
 
@@ -155,7 +156,7 @@ def test_refusals_are_one_line_with_exit_codes(
 ) -> None:
     settings = mc.load_settings()
     brain = mc.open_brain(settings, url=brain_arg[1])
-    mc.add_trace(brain, "an existing trace")
+    mc.add_trace(brain, "an existing trace", identity=SYSTEM)
     before = digest(brain)
     assert_one_line_error(memctl(*brain_arg, *args), code, needle)
     assert digest(brain) == before
@@ -313,7 +314,9 @@ def test_json_is_taken_wherever_it_is_written(brain_arg: list[str]) -> None:
     added = ok_json(*brain_arg, "add", "--", "--json")
     assert (
         mc.get_trace(
-            mc.open_brain(mc.load_settings(brain_url=brain_arg[1])), added["traceId"]
+            mc.open_brain(mc.load_settings(brain_url=brain_arg[1])),
+            added["traceId"],
+            identity=SYSTEM,
         ).content
         == "--json"
     )
@@ -387,8 +390,7 @@ def test_long_commands_show_progress_with_totals_on_a_terminal_only(tmp_path: Pa
     env = {"REVERIE_BRAIN_URL": f"sqlite:///{tmp_path / 'brain.sqlite'}"}
     brain = mc.open_brain(mc.load_settings(brain_url=env["REVERIE_BRAIN_URL"]), create=True)
     for i in range(30):
-        mc.add_trace(brain, f"note {i} about the garden shed")
-    mc.close_all()
+        mc.add_trace(brain, f"note {i} about the garden shed", identity=SYSTEM)
     stdout, shown = _on_a_terminal(["embed-backfill"], {**env, "REVERIE_EMBEDDER": "stub"})
     assert "embedded 30 traces" in stdout
     assert "embed stub" in shown and "30/30" in shown

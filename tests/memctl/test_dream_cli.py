@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from tests.conftest import memctl_in_process
 
 
@@ -24,10 +25,9 @@ def test_dream_dry_run_then_a_pass_then_the_list(tmp_path: Path) -> None:
     settings = mc.load_settings(brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}")
     brain = mc.open_brain(settings)
     old = time.time() - 400 * 86_400
-    mc.add_trace(brain, "forgotten", now=old, occurred_at=old)
-    mc.add_trace(brain, "twice")
-    mc.add_trace(brain, "twice")
-    mc.close_all()
+    mc.add_trace(brain, "forgotten", now=old, occurred_at=old, identity=SYSTEM)
+    mc.add_trace(brain, "twice", identity=SYSTEM)
+    mc.add_trace(brain, "twice", identity=SYSTEM)
 
     dry = memctl(tmp_path, "--json", "dream", "--dry-run")
     assert dry.returncode == 0, dry.stderr
@@ -65,8 +65,8 @@ def test_dream_if_due_skips_a_brain_that_is_not_due(tmp_path: Path) -> None:
     mc.add_trace(
         mc.open_brain(mc.load_settings(brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}")),
         "one fresh trace",
+        identity=SYSTEM,
     )
-    mc.close_all()
     r = memctl(tmp_path, "--json", "dream", "--if-due")
     assert r.returncode == 0
     assert json.loads(r.stdout)["status"] == "not_due"
@@ -74,7 +74,6 @@ def test_dream_if_due_skips_a_brain_that_is_not_due(tmp_path: Path) -> None:
 
 def test_dream_enqueue_without_redis_is_a_clear_error(tmp_path: Path) -> None:
     mc.open_brain(mc.load_settings(brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}"))
-    mc.close_all()
     r = memctl(tmp_path, "dream", "--enqueue")
     assert r.returncode == 2
     assert r.stderr.strip().startswith("memctl: error:") and "REDIS" in r.stderr

@@ -14,6 +14,7 @@ import typer
 import memory_core as mc
 from memctl.cli import app, main
 from memory_core import proposals as p
+from memory_core.auth import SYSTEM
 from tests.conftest import memctl_in_process
 
 Digest = Callable[[mc.Brain], str]
@@ -45,7 +46,7 @@ def draft(kind: str, *ids: str) -> p.ProposalDraft:
 def test_list_show_accept_and_reject_round_trip(
     brain: mc.Brain, settings: mc.Settings, run: Callable[..., subprocess.CompletedProcess[str]]
 ) -> None:
-    a, b, c = (mc.add_trace(brain, f"trace {i}") for i in range(3))
+    a, b, c = (mc.add_trace(brain, f"trace {i}", identity=SYSTEM) for i in range(3))
     merge_id, prune_id = p.create_proposals(
         brain, settings, [draft("merge", a, b), draft("prune", c)], "pass_1"
     )
@@ -59,9 +60,9 @@ def test_list_show_accept_and_reject_round_trip(
     assert json.loads(r.stdout)["decisions"][0]["outcome"] == "applied"
     r = run("proposals", "reject", "--all")
     assert r.returncode == 0 and f"rejected {prune_id}" in r.stdout
-    assert mc.get_trace(brain, b, include_deleted=True).deleted
-    assert not mc.get_trace(brain, c).deleted
-    assert p.list_proposals(brain, settings) == []
+    assert mc.get_trace(brain, b, include_deleted=True, identity=SYSTEM).deleted
+    assert not mc.get_trace(brain, c, identity=SYSTEM).deleted
+    assert p.list_proposals(brain, settings, identity=SYSTEM) == []
     assert (settings.data_dir / "proposals" / "accepted" / f"{merge_id}.json").exists()
     assert (settings.data_dir / "proposals" / "rejected" / f"{prune_id}.json").exists()
 
@@ -72,11 +73,14 @@ def test_a_stale_accept_says_why_on_one_line_exits_5_and_applies_the_rest(
     digest: Digest,
     run: Callable[..., subprocess.CompletedProcess[str]],
 ) -> None:
-    a, b = mc.add_trace(brain, "changes"), mc.add_trace(brain, "stays")
+    a, b = (
+        mc.add_trace(brain, "changes", identity=SYSTEM),
+        mc.add_trace(brain, "stays", identity=SYSTEM),
+    )
     stale_id, fine_id = p.create_proposals(
         brain, settings, [draft("prune", a), draft("prune", b)], None
     )
-    mc.update_trace(brain, a, content="changed since")
+    mc.update_trace(brain, a, content="changed since", identity=SYSTEM)
     r = run("--json", "proposals", "accept", stale_id, fine_id)
     line = one_line_error(r, 5)
     assert line == (
@@ -86,7 +90,8 @@ def test_a_stale_accept_says_why_on_one_line_exits_5_and_applies_the_rest(
     outcomes = [d["outcome"] for d in json.loads(r.stdout)["decisions"]]
     assert outcomes == ["stale", "applied"]
     assert (
-        not mc.get_trace(brain, a).deleted and mc.get_trace(brain, b, include_deleted=True).deleted
+        not mc.get_trace(brain, a, identity=SYSTEM).deleted
+        and mc.get_trace(brain, b, include_deleted=True, identity=SYSTEM).deleted
     )
     before = digest(brain)
     assert "is not pending: already accepted" in one_line_error(
@@ -115,7 +120,9 @@ def test_refusals_are_one_line_with_exit_codes(
     needle: str,
 ) -> None:
     """In-process through memctl's entry point, which maps errors to exit codes."""
-    [pid] = p.create_proposals(brain, settings, [draft("prune", mc.add_trace(brain, "x"))], None)
+    [pid] = p.create_proposals(
+        brain, settings, [draft("prune", mc.add_trace(brain, "x", identity=SYSTEM))], None
+    )
     monkeypatch.setenv("REVERIE_DATA_DIR", str(settings.data_dir))
     with pytest.raises(SystemExit) as exit_:
         main(["--brain", settings.brain_url, "proposals", *args])
@@ -174,12 +181,12 @@ def _on_a_terminal(settings: mc.Settings, args: list[str], answer: bytes) -> tup
 def test_accept_all_asks_first_on_a_terminal_and_yes_skips_it(
     brain: mc.Brain, settings: mc.Settings, digest: Digest
 ) -> None:
-    a, b = mc.add_trace(brain, "one"), mc.add_trace(brain, "two")
+    a, b = mc.add_trace(brain, "one", identity=SYSTEM), mc.add_trace(brain, "two", identity=SYSTEM)
     p.create_proposals(brain, settings, [draft("prune", a), draft("prune", b)], None)
     before = digest(brain)
     code, shown = _on_a_terminal(settings, ["proposals", "accept", "--all"], b"n\n")
     assert code == 1 and "Accept 2 proposal(s): 2 prune" in shown and "nothing accepted" in shown
-    assert digest(brain) == before and len(p.list_proposals(brain, settings)) == 2
+    assert digest(brain) == before and len(p.list_proposals(brain, settings, identity=SYSTEM)) == 2
     code, shown = _on_a_terminal(settings, ["proposals", "accept", "--all", "--yes"], b"")
     assert code == 0 and "[y/N]" not in shown
-    assert p.list_proposals(brain, settings) == []
+    assert p.list_proposals(brain, settings, identity=SYSTEM) == []

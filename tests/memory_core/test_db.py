@@ -11,7 +11,9 @@ from alembic.migration import MigrationContext
 from sqlalchemy import text
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.db import current_revision, head_revision
+from memory_core.lexical import TermCounts
 from memory_core.schema import metadata
 
 
@@ -56,8 +58,9 @@ def test_migrated_schema_matches_the_metadata(brain: mc.Brain) -> None:
 
 
 def test_brain_id_survives_reopening(settings: mc.Settings) -> None:
-    first = mc.open_brain(settings).brain_id
-    mc.close_all()
+    brain = mc.open_brain(settings)
+    first = brain.brain_id
+    brain.close()
     assert mc.open_brain(settings).brain_id == first
 
 
@@ -204,7 +207,7 @@ def test_migration_links_turns_already_ingested_into_streams(
         vectors = {r[0] for r in conn.execute(text("SELECT trace_id FROM trace_embeddings"))}
     assert vectors == set("abcdf")  # the deleted trace lost its vector
     # The rebuilt index holds the context: "Miso" is found by "beagle" too.
-    hits = mc.search(brain, "beagle").results
+    hits = mc.search(brain, "beagle", embedder=None, identity=SYSTEM).results
     assert [h.trace.id for h in hits] == ["a", "b"]
     assert maintenance_ok(brain)
 
@@ -221,10 +224,15 @@ def test_a_brain_opened_with_other_settings_follows_its_own(settings: mc.Setting
     second = mc.open_brain(lexical_only)
     assert second is not first and second.path == first.path
     assert (first.settings, second.settings) == (settings, lexical_only)
-    assert mc.open_brain(settings) is first and mc.open_brain(lexical_only) is second
+    # Nothing is cached by the module: opened again, even with the same settings, a
+    # brain is another object, and its in-memory state (vector indexes, term counts)
+    # is its own.
+    again = mc.open_brain(settings)
+    assert again is not first and again.settings == settings
+    assert again.state(TermCounts) is not first.state(TermCounts)
     # Both see the same file.
-    trace_id = mc.add_trace(second, "the red kite nests in the oak")
-    assert mc.get_trace(first, trace_id).content == "the red kite nests in the oak"
+    trace_id = mc.add_trace(second, "the red kite nests in the oak", identity=SYSTEM)
+    assert mc.get_trace(first, trace_id, identity=SYSTEM).content == "the red kite nests in the oak"
     slow = settings.model_copy(update={"sqlite_busy_timeout_ms": 1234})
     with mc.open_brain(slow).read() as conn:
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 1234

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import text
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.embedders.base import Vectors
 from memory_core.embedders.stub import StubEmbedder
 from memory_core.embeddings import (
@@ -43,7 +44,7 @@ class HookedStub(StubEmbedder):
 
 
 def test_backfill_embeds_only_the_traces_missing_a_vector(brain: mc.Brain) -> None:
-    ids = mc.add_traces(brain, [mc.NewTrace(f"fact number {i}") for i in range(5)])
+    ids = mc.add_traces(brain, [mc.NewTrace(f"fact number {i}") for i in range(5)], identity=SYSTEM)
     stub = StubEmbedder()
     assert embed_traces(brain, stub, ids[:2]) == 2
     assert traces_missing_embeddings(brain, stub.name) == ids[2:]
@@ -60,7 +61,7 @@ def test_backfill_embeds_only_the_traces_missing_a_vector(brain: mc.Brain) -> No
 def test_rerunning_a_backfill_changes_nothing_and_embeds_nothing(
     brain: mc.Brain, digest: Callable[[mc.Brain], str]
 ) -> None:
-    ids = mc.add_traces(brain, [mc.NewTrace(f"note {i}") for i in range(3)])
+    ids = mc.add_traces(brain, [mc.NewTrace(f"note {i}") for i in range(3)], identity=SYSTEM)
     stub = StubEmbedder()
     assert embed_missing(brain, stub) == 3
     before, calls = digest(brain), stub.calls
@@ -70,7 +71,7 @@ def test_rerunning_a_backfill_changes_nothing_and_embeds_nothing(
 
 
 def test_vectors_are_little_endian_float32_blobs_per_model(brain: mc.Brain) -> None:
-    tid = mc.add_trace(brain, "blue is my colour")
+    tid = mc.add_trace(brain, "blue is my colour", identity=SYSTEM)
     vec = np.array([[0.6, 0.8, 0.0]], dtype=np.float32)
     digest = content_hash("blue is my colour")
     assert store_vectors(brain, "m3", [tid], vec, content_hashes=[digest]) == 1
@@ -82,9 +83,11 @@ def test_vectors_are_little_endian_float32_blobs_per_model(brain: mc.Brain) -> N
 
 
 def test_a_trace_edited_while_it_was_embedded_gets_no_stale_vector(brain: mc.Brain) -> None:
-    edited = mc.add_trace(brain, "the user lives in paris")
-    kept = mc.add_trace(brain, "the user owns a bicycle")
-    stub = HookedStub(lambda: mc.update_trace(brain, edited, content="the user lives in rome"))
+    edited = mc.add_trace(brain, "the user lives in paris", identity=SYSTEM)
+    kept = mc.add_trace(brain, "the user owns a bicycle", identity=SYSTEM)
+    stub = HookedStub(
+        lambda: mc.update_trace(brain, edited, content="the user lives in rome", identity=SYSTEM)
+    )
     assert embed_missing(brain, stub) == 1
     assert traces_missing_embeddings(brain, stub.name) == [edited]
     # The next backfill embeds the new content.
@@ -97,22 +100,24 @@ def test_a_trace_edited_while_it_was_embedded_gets_no_stale_vector(brain: mc.Bra
 
 def test_deleted_traces_are_never_embedded_or_loaded(brain: mc.Brain) -> None:
     gone, dying, alive = mc.add_traces(
-        brain, [mc.NewTrace("old fact"), mc.NewTrace("doomed fact"), mc.NewTrace("live fact")]
+        brain,
+        [mc.NewTrace("old fact"), mc.NewTrace("doomed fact"), mc.NewTrace("live fact")],
+        identity=SYSTEM,
     )
-    mc.delete_trace(brain, gone)
-    stub = HookedStub(lambda: mc.delete_trace(brain, dying))
+    mc.delete_trace(brain, gone, identity=SYSTEM)
+    stub = HookedStub(lambda: mc.delete_trace(brain, dying, identity=SYSTEM))
     assert traces_missing_embeddings(brain, stub.name) == [dying, alive]
     assert embed_traces(brain, stub, [gone, dying, alive]) == 1
     assert stub.texts_embedded == 2  # the already-deleted one was not even read
     assert {k[0] for k in stored_rows(brain)} == {alive}
     # A vector stored before deletion stays in the table but is not loaded.
-    mc.delete_trace(brain, alive)
+    mc.delete_trace(brain, alive, identity=SYSTEM)
     ids, matrix = load_vectors(brain, stub.name)
     assert ids == [] and matrix.shape == (0, 0)
 
 
 def test_unknown_ids_and_duplicates_are_skipped(brain: mc.Brain) -> None:
-    tid = mc.add_trace(brain, "only one")
+    tid = mc.add_trace(brain, "only one", identity=SYSTEM)
     stub = StubEmbedder()
     assert embed_traces(brain, stub, [tid, "mt_nope", tid]) == 1
     assert stub.texts_embedded == 1
@@ -123,14 +128,14 @@ def test_an_embedder_answer_of_the_wrong_shape_stores_nothing(brain: mc.Brain) -
         def embed(self, texts: Sequence[str]) -> Vectors:
             return super().embed(list(texts)[:-1])
 
-    mc.add_traces(brain, [mc.NewTrace("a fact"), mc.NewTrace("b fact")])
+    mc.add_traces(brain, [mc.NewTrace("a fact"), mc.NewTrace("b fact")], identity=SYSTEM)
     with pytest.raises(EmbedderError, match="shape"):
         embed_missing(brain, Broken())
     assert stored_rows(brain) == {}
 
 
 def test_an_embedder_failure_keeps_the_batches_already_stored(brain: mc.Brain) -> None:
-    mc.add_traces(brain, [mc.NewTrace(f"item {i}") for i in range(4)])
+    mc.add_traces(brain, [mc.NewTrace(f"item {i}") for i in range(4)], identity=SYSTEM)
 
     class FailsSecondTime(StubEmbedder):
         def embed(self, texts: Sequence[str]) -> Vectors:
@@ -145,7 +150,7 @@ def test_an_embedder_failure_keeps_the_batches_already_stored(brain: mc.Brain) -
 
 
 def test_store_vectors_refuses_mismatched_or_non_finite_input(brain: mc.Brain) -> None:
-    tid = mc.add_trace(brain, "x marks")
+    tid = mc.add_trace(brain, "x marks", identity=SYSTEM)
     h = [content_hash("x marks")]
     with pytest.raises(InvalidArgument):
         store_vectors(brain, "m", [tid], np.ones((2, 3), dtype=np.float32), content_hashes=h)
@@ -156,7 +161,7 @@ def test_store_vectors_refuses_mismatched_or_non_finite_input(brain: mc.Brain) -
 
 
 def test_load_vectors_skips_rows_of_another_dimension(brain: mc.Brain) -> None:
-    a, b = mc.add_traces(brain, [mc.NewTrace("first"), mc.NewTrace("second")])
+    a, b = mc.add_traces(brain, [mc.NewTrace("first"), mc.NewTrace("second")], identity=SYSTEM)
     store_vectors(brain, "m", [a], np.ones((1, 4)), content_hashes=[content_hash("first")])
     store_vectors(brain, "m", [b], np.ones((1, 2)), content_hashes=[content_hash("second")])
     ids, matrix = load_vectors(brain, "m")

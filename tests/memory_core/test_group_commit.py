@@ -10,6 +10,7 @@ from sqlalchemy import event, text
 
 import memory_core as mc
 from memory_core import ingest
+from memory_core.auth import SYSTEM
 from memory_core.group_commit import TurnBatcher
 
 
@@ -43,7 +44,7 @@ def test_concurrent_turns_are_committed_in_shared_transactions(brain: mc.Brain) 
 
 
 def test_a_repeated_key_in_one_batch_is_accepted_once(brain: mc.Brain) -> None:
-    accepted = ingest.accept_turns(brain, [turn(1, "k"), turn(2, "k"), turn(3)])
+    accepted = ingest.accept_turns(brain, [turn(1, "k"), turn(2, "k"), turn(3)], identity=SYSTEM)
     assert accepted[1] == ingest.Accepted(accepted[0].turn_id, duplicate=True)
     assert not accepted[2].duplicate
 
@@ -71,4 +72,4 @@ def test_a_failing_enqueue_still_answers_with_the_committed_turn(brain: mc.Brain
     finally:
         batcher.close()
     assert not enqueued
-    assert ingest.turn_status(brain, accepted.turn_id)["status"] == "pending"
+    assert ingest.turn_status(brain, accepted.turn_id, identity=SYSTEM)["status"] == "pending"

@@ -15,6 +15,7 @@ import numpy.typing as npt
 import pytest
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.decay import DAY
 from memory_core.dense import score_all
 from memory_core.embedders.base import Vectors
@@ -44,7 +45,7 @@ def stub() -> FlakyEmbedder:
 
 
 def embedded(brain: mc.Brain, stub: StubEmbedder, items: Sequence[mc.NewTrace]) -> list[str]:
-    ids = mc.add_traces(brain, items)
+    ids = mc.add_traces(brain, items, identity=SYSTEM)
     embed_missing(brain, stub)
     return ids
 
@@ -60,7 +61,7 @@ def test_vector_channel_finds_what_bm25_does_not(brain: mc.Brain, stub: FlakyEmb
         ],
     )
     # FTS5 ANDs the words: only the first trace has all three.
-    response = mc.search(brain, "favourite colour teal", embedder=stub)
+    response = mc.search(brain, "favourite colour teal", embedder=stub, identity=SYSTEM)
     assert response.channels == ["bm25", "vector"]
     assert [h.trace.id for h in response.results] == ids[:2]
     top, second = response.results
@@ -71,7 +72,7 @@ def test_vector_channel_finds_what_bm25_does_not(brain: mc.Brain, stub: FlakyEmb
 
 def test_every_result_carries_its_score_breakdown(brain: mc.Brain, stub: FlakyEmbedder) -> None:
     embedded(brain, stub, [mc.NewTrace(f"note {i} about otters and rivers") for i in range(5)])
-    for hit in mc.search(brain, "otters", embedder=stub).results:
+    for hit in mc.search(brain, "otters", embedder=stub, identity=SYSTEM).results:
         assert set(hit.channels) == {"bm25", "vector"}
         for channel in hit.channels.values():
             assert channel["rank"] >= 1 and isinstance(channel["score"], float)
@@ -86,7 +87,7 @@ def test_failing_embedder_degrades_to_bm25_and_says_so(
 ) -> None:
     ids = embedded(brain, stub, [mc.NewTrace("kiwis are green"), mc.NewTrace("plums are purple")])
     stub.broken = True
-    response = mc.search(brain, "kiwis", embedder=stub)
+    response = mc.search(brain, "kiwis", embedder=stub, identity=SYSTEM)
     assert response.degraded == ["vector"]
     assert response.channels == ["bm25"]
     assert [h.trace.id for h in response.results] == [ids[0]]
@@ -95,7 +96,7 @@ def test_failing_embedder_degrades_to_bm25_and_says_so(
     # The failed embedder is not asked again at once: the next search answers
     # without waiting for it.
     calls = stub.calls
-    again = mc.search(brain, "plums", embedder=stub)
+    again = mc.search(brain, "plums", embedder=stub, identity=SYSTEM)
     assert again.degraded == ["vector"] and stub.calls == calls
     assert [h.trace.id for h in again.results] == [ids[1]]
 
@@ -106,16 +107,16 @@ def test_embedder_that_recovers_is_used_again_after_the_pause(
     brain = mc.open_brain(settings.model_copy(update={"search_embed_retry_s": 0.0}))
     embedded(brain, stub, [mc.NewTrace("kiwis are green")])
     stub.broken = True
-    assert mc.search(brain, "kiwis", embedder=stub).degraded == ["vector"]
+    assert mc.search(brain, "kiwis", embedder=stub, identity=SYSTEM).degraded == ["vector"]
     stub.broken = False
-    assert mc.search(brain, "kiwis", embedder=stub).degraded == []
+    assert mc.search(brain, "kiwis", embedder=stub, identity=SYSTEM).degraded == []
 
 
 def test_a_brain_without_vectors_has_no_vector_channel_and_no_degradation(
     brain: mc.Brain, stub: FlakyEmbedder
 ) -> None:
-    mc.add_trace(brain, "kiwis are green")
-    response = mc.search(brain, "kiwis", embedder=stub)
+    mc.add_trace(brain, "kiwis are green", identity=SYSTEM)
+    response = mc.search(brain, "kiwis", embedder=stub, identity=SYSTEM)
     assert response.channels == ["bm25"] and response.degraded == []
     assert stub.calls == 0  # nothing to compare the query with: it is not embedded
 
@@ -132,26 +133,35 @@ def test_filtered_out_traces_never_displace_a_match(settings: mc.Settings) -> No
     ids = embedded(brain, stub, [*crowd, mine])
     for kwargs in ({"scope_id": "alice"}, {"type": "episodic"}, {"tags": ["x"]}):
         if kwargs == {"tags": ["x"]}:
-            mc.update_trace(brain, ids[-1], tags=["x"])
+            mc.update_trace(brain, ids[-1], tags=["x"], identity=SYSTEM)
             embed_missing(brain, stub)
-        hits = mc.search(brain, "otters swim", limit=1, embedder=stub, **kwargs).results
+        hits = mc.search(
+            brain, "otters swim", limit=1, embedder=stub, **kwargs, identity=SYSTEM
+        ).results
         assert [h.trace.id for h in hits] == [ids[-1]], kwargs
     # Deleted traces are filtered first too, in both channels.
     for trace_id in ids[:-1]:
-        mc.delete_trace(brain, trace_id)
-    hits = mc.search(brain, "otters swim", limit=1, embedder=stub).results
+        mc.delete_trace(brain, trace_id, identity=SYSTEM)
+    hits = mc.search(brain, "otters swim", limit=1, embedder=stub, identity=SYSTEM).results
     assert [h.trace.id for h in hits] == [ids[-1]]
 
 
 def test_as_of_shows_what_was_valid_then(brain: mc.Brain) -> None:
-    old = mc.add_trace(brain, "alice lives in porto", occurred_at=100.0, now=100.0)
-    later = mc.add_trace(brain, "alice lives in lisbon", occurred_at=300.0, now=300.0)
-    gone = mc.add_trace(brain, "alice lives in faro", occurred_at=50.0, now=50.0)
-    mc.delete_trace(brain, old, now=400.0)  # superseded later
-    mc.delete_trace(brain, gone, now=80.0)  # deleted before the time asked about
+    old = mc.add_trace(brain, "alice lives in porto", occurred_at=100.0, now=100.0, identity=SYSTEM)
+    later = mc.add_trace(
+        brain, "alice lives in lisbon", occurred_at=300.0, now=300.0, identity=SYSTEM
+    )
+    gone = mc.add_trace(brain, "alice lives in faro", occurred_at=50.0, now=50.0, identity=SYSTEM)
+    mc.delete_trace(brain, old, now=400.0, identity=SYSTEM)  # superseded later
+    mc.delete_trace(brain, gone, now=80.0, identity=SYSTEM)  # deleted before the time asked about
 
     def found(**kwargs: float) -> set[str]:
-        return {h.trace.id for h in mc.search(brain, "alice lives", **kwargs).results}
+        return {
+            h.trace.id
+            for h in mc.search(
+                brain, "alice lives", **kwargs, embedder=None, identity=SYSTEM
+            ).results
+        }
 
     assert found(as_of=200.0) == {old}  # deleted later: shown; happened later: not
     assert found(as_of=350.0) == {later, old}
@@ -161,12 +171,17 @@ def test_as_of_shows_what_was_valid_then(brain: mc.Brain) -> None:
 
 
 def test_as_of_keeps_traces_merged_away_later(brain: mc.Brain) -> None:
-    a = mc.add_trace(brain, "bob likes tea", occurred_at=10.0, now=10.0)
-    b = mc.add_trace(brain, "bob likes green tea", occurred_at=20.0, now=20.0)
-    result = mc.merge_traces(brain, [a, b], now=100.0)
+    a = mc.add_trace(brain, "bob likes tea", occurred_at=10.0, now=10.0, identity=SYSTEM)
+    b = mc.add_trace(brain, "bob likes green tea", occurred_at=20.0, now=20.0, identity=SYSTEM)
+    result = mc.merge_traces(brain, [a, b], now=100.0, identity=SYSTEM)
     gone = result.deleted_ids[0]
-    assert gone in {h.trace.id for h in mc.search(brain, "bob tea", as_of=50.0).results}
-    assert gone not in {h.trace.id for h in mc.search(brain, "bob tea").results}
+    assert gone in {
+        h.trace.id
+        for h in mc.search(brain, "bob tea", as_of=50.0, embedder=None, identity=SYSTEM).results
+    }
+    assert gone not in {
+        h.trace.id for h in mc.search(brain, "bob tea", embedder=None, identity=SYSTEM).results
+    }
 
 
 def test_as_of_applies_to_the_vector_channel(brain: mc.Brain) -> None:
@@ -174,14 +189,14 @@ def test_as_of_applies_to_the_vector_channel(brain: mc.Brain) -> None:
     early = mc.NewTrace("otters in the river", occurred_at=100.0)
     late = mc.NewTrace("otters in the lake", occurred_at=900.0)
     ids = embedded(brain, stub, [early, late])
-    hits = mc.search(brain, "otters", as_of=500.0, embedder=stub).results
+    hits = mc.search(brain, "otters", as_of=500.0, embedder=stub, identity=SYSTEM).results
     assert [h.trace.id for h in hits] == [ids[0]]
 
 
 @pytest.mark.parametrize("bad", [True, float("nan"), float("inf"), "2023-05-08"])
 def test_bad_as_of_is_refused(brain: mc.Brain, bad: object) -> None:
     with pytest.raises(mc.InvalidArgument, match=r"^as_of must be a time"):
-        mc.search(brain, "x", as_of=bad)  # type: ignore[arg-type]
+        mc.search(brain, "x", as_of=bad, embedder=None, identity=SYSTEM)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("bad", ["yesterday-ish", "", "nan", True])
@@ -201,10 +216,13 @@ def test_vectors_written_later_reach_the_next_search_without_a_reload(
     brain: mc.Brain, stub: FlakyEmbedder
 ) -> None:
     first = embedded(brain, stub, [mc.NewTrace("quiet note about lanterns")])
-    assert mc.search(brain, "lanterns", embedder=stub).channels == ["bm25", "vector"]
+    assert mc.search(brain, "lanterns", embedder=stub, identity=SYSTEM).channels == [
+        "bm25",
+        "vector",
+    ]
     # Another process writes a vector straight into the file: the triggers log
     # it, and the in-memory index picks it up.
-    second = mc.add_trace(brain, "paper lanterns at the festival")
+    second = mc.add_trace(brain, "paper lanterns at the festival", identity=SYSTEM)
     vector = stub.embed(["paper lanterns at the festival"])[0]
     with sqlite3.connect(brain.path) as raw:
         raw.execute(
@@ -212,15 +230,15 @@ def test_vectors_written_later_reach_the_next_search_without_a_reload(
             "VALUES (?, 'stub', ?, ?, 0)",
             (second, len(vector), to_blob(vector)),
         )
-    hits = mc.search(brain, "lanterns festival", embedder=stub).results
+    hits = mc.search(brain, "lanterns festival", embedder=stub, identity=SYSTEM).results
     assert {h.trace.id for h in hits if "vector" in h.channels} == {first[0], second}
     # An edit drops the trace's vector: the channel stops ranking it until it
     # is embedded again.
-    mc.update_trace(brain, second, content="paper lanterns, rained off")
-    hits = mc.search(brain, "lanterns", embedder=stub).results
+    mc.update_trace(brain, second, content="paper lanterns, rained off", identity=SYSTEM)
+    hits = mc.search(brain, "lanterns", embedder=stub, identity=SYSTEM).results
     assert {h.trace.id for h in hits if "vector" in h.channels} == {first[0]}
     embed_missing(brain, stub)
-    hits = mc.search(brain, "lanterns", embedder=stub).results
+    hits = mc.search(brain, "lanterns", embedder=stub, identity=SYSTEM).results
     assert {h.trace.id for h in hits if "vector" in h.channels} == {first[0], second}
 
 
@@ -231,17 +249,23 @@ def test_a_turn_is_found_through_the_turn_before_it(settings: mc.Settings) -> No
         mc.NewTrace("Ann: hiking boots are on sale", stream="c2"),
     ]
     brain = mc.open_brain(settings)
-    ids = mc.add_traces(brain, turns)
-    reply = mc.get_trace(brain, ids[1])
-    assert reply.prev_seq == mc.get_trace(brain, ids[0]).seq
-    assert mc.get_trace(brain, ids[2]).prev_seq is None  # another stream
-    found = [h.trace.id for h in mc.search(brain, "where hiking weekend?").results]
+    ids = mc.add_traces(brain, turns, identity=SYSTEM)
+    reply = mc.get_trace(brain, ids[1], identity=SYSTEM)
+    assert reply.prev_seq == mc.get_trace(brain, ids[0], identity=SYSTEM).seq
+    assert mc.get_trace(brain, ids[2], identity=SYSTEM).prev_seq is None  # another stream
+    found = [
+        h.trace.id
+        for h in mc.search(brain, "where hiking weekend?", embedder=None, identity=SYSTEM).results
+    ]
     assert ids[1] in found
     assert found.index(ids[0]) < found.index(ids[1])  # its own words rank first
     off = dataclasses.replace(
         brain, settings=settings.model_copy(update={"search_context_weight": 0.0})
     )
-    assert ids[1] not in [h.trace.id for h in mc.search(off, "where hiking weekend?").results]
+    assert ids[1] not in [
+        h.trace.id
+        for h in mc.search(off, "where hiking weekend?", embedder=None, identity=SYSTEM).results
+    ]
 
 
 def test_a_query_naming_one_speaker_lifts_that_speakers_turns(brain: mc.Brain) -> None:
@@ -251,10 +275,15 @@ def test_a_query_naming_one_speaker_lifts_that_speakers_turns(brain: mc.Brain) -
             mc.NewTrace("Ann: the pottery class was great", metadata={"speaker": "Ann"}),
             mc.NewTrace("Ben: I signed up for a pottery class", metadata={"speaker": "Ben"}),
         ],
+        identity=SYSTEM,
     )
-    hits = mc.search(brain, "When did Ben sign up for pottery?").results
+    hits = mc.search(
+        brain, "When did Ben sign up for pottery?", embedder=None, identity=SYSTEM
+    ).results
     assert hits[0].trace.id == ids[1] and hits[0].adjustments["speaker"] == 1.5
-    both = mc.search(brain, "Did Ann and Ben take a pottery class?").results
+    both = mc.search(
+        brain, "Did Ann and Ben take a pottery class?", embedder=None, identity=SYSTEM
+    ).results
     assert all("speaker" not in h.adjustments for h in both)
 
 
@@ -266,8 +295,9 @@ def test_a_query_naming_a_time_lifts_what_happened_then(brain: mc.Brain) -> None
             mc.NewTrace("we went to the beach", occurred_at=may - 200 * DAY),
             mc.NewTrace("we went to the beach", occurred_at=may),
         ],
+        identity=SYSTEM,
     )
-    hits = mc.search(brain, "beach trip in May 2023").results
+    hits = mc.search(brain, "beach trip in May 2023", embedder=None, identity=SYSTEM).results
     assert hits[0].trace.id == ids[1] and hits[0].adjustments["time"] == 1.5
 
 
@@ -280,17 +310,26 @@ def test_strength_recency_and_importance_each_switch_off(settings: mc.Settings) 
         }
     )
     brain = mc.open_brain(off)
-    mc.add_trace(brain, "an old otter", importance=0.9, occurred_at=0.0, now=0.0)
-    hit = mc.search(brain, "otter").results[0]
+    mc.add_trace(brain, "an old otter", importance=0.9, occurred_at=0.0, now=0.0, identity=SYSTEM)
+    hit = mc.search(brain, "otter", embedder=None, identity=SYSTEM).results[0]
     assert hit.adjustments == {} and hit.score == hit.fused
 
 
 def test_importance_and_recency_order_equal_matches(brain: mc.Brain) -> None:
     now = 1_000 * DAY
-    low = mc.add_trace(brain, "meeting notes", importance=0.1, occurred_at=now, now=now)
-    high = mc.add_trace(brain, "meeting notes", importance=0.9, occurred_at=now, now=now)
-    old = mc.add_trace(brain, "meeting notes", importance=0.9, occurred_at=now - 90 * DAY, now=now)
-    order = [h.trace.id for h in mc.search(brain, "meeting", now=now).results]
+    low = mc.add_trace(
+        brain, "meeting notes", importance=0.1, occurred_at=now, now=now, identity=SYSTEM
+    )
+    high = mc.add_trace(
+        brain, "meeting notes", importance=0.9, occurred_at=now, now=now, identity=SYSTEM
+    )
+    old = mc.add_trace(
+        brain, "meeting notes", importance=0.9, occurred_at=now - 90 * DAY, now=now, identity=SYSTEM
+    )
+    order = [
+        h.trace.id
+        for h in mc.search(brain, "meeting", now=now, embedder=None, identity=SYSTEM).results
+    ]
     assert order == [high, low, old] or order == [high, old, low]
     assert order[0] == high
 
@@ -299,14 +338,14 @@ def test_rrf_fusion_orders_by_reciprocal_ranks(settings: mc.Settings) -> None:
     brain = mc.open_brain(settings.model_copy(update={"search_fusion": "rrf"}))
     stub = StubEmbedder()
     ids = embedded(brain, stub, [mc.NewTrace("otters swim"), mc.NewTrace("otters and beavers")])
-    hits = mc.search(brain, "otters swim", embedder=stub).results
+    hits = mc.search(brain, "otters swim", embedder=stub, identity=SYSTEM).results
     assert hits[0].trace.id == ids[0]
     k = settings.search_rrf_k
     assert math.isclose(hits[0].fused, 0.5 / (k + 1) + 0.5 / (k + 1))
 
 
 def _unit_vectors(brain: mc.Brain, ids: Sequence[str], rows: npt.NDArray[np.float32]) -> None:
-    hashes = [mc.get_trace(brain, i).content_hash for i in ids]
+    hashes = [mc.get_trace(brain, i, identity=SYSTEM).content_hash for i in ids]
     store_vectors(brain, "unit", list(ids), rows, content_hashes=hashes)
 
 
@@ -321,13 +360,14 @@ def test_neighbour_smoothing_lifts_the_answer_to_a_matching_question(
             mc.NewTrace("Ben: loved it", stream="s"),
             mc.NewTrace("an unrelated note"),
         ],
+        identity=SYSTEM,
     )
     _unit_vectors(brain, ids, np.eye(3, dtype=np.float32))
     query = np.array([1.0, 0.0, 0.0], dtype=np.float32)
     with brain.read() as conn:
         snap = index_for(brain, "unit").snapshot(conn)
     scores = score_all(snap, query, None)
-    assert [scores.of(mc.get_trace(brain, i).seq) for i in ids] == pytest.approx(
+    assert [scores.of(mc.get_trace(brain, i, identity=SYSTEM).seq) for i in ids] == pytest.approx(
         [1 / 1.5, 0.5 / 1.5, 0.0], rel=1e-3
     )  # the answer scores through its question; a trace outside any stream is unchanged
 
@@ -335,7 +375,9 @@ def test_neighbour_smoothing_lifts_the_answer_to_a_matching_question(
 def test_index_kept_current_equals_one_loaded_afresh(settings: mc.Settings) -> None:
     brain = mc.open_brain(settings)
     rng = np.random.default_rng(1)
-    ids = mc.add_traces(brain, [mc.NewTrace(f"turn {i}", stream="s") for i in range(8)])
+    ids = mc.add_traces(
+        brain, [mc.NewTrace(f"turn {i}", stream="s") for i in range(8)], identity=SYSTEM
+    )
     vectors = rng.standard_normal((8, 4)).astype(np.float32)
     index = index_for(brain, "unit")
     # Vectors arrive out of order, one is replaced and one removed, with
@@ -344,11 +386,13 @@ def test_index_kept_current_equals_one_loaded_afresh(settings: mc.Settings) -> N
         _unit_vectors(brain, [ids[i] for i in batch], vectors[batch])
         with brain.read() as conn:
             index.snapshot(conn)
-    mc.update_trace(brain, ids[3], content="turn three, edited")  # drops its vector
+    mc.update_trace(
+        brain, ids[3], content="turn three, edited", identity=SYSTEM
+    )  # drops its vector
     with brain.read() as conn:
         kept = index.snapshot(conn)
         fresh = VectorIndex("unit", settings.search_neighbour_smoothing).snapshot(conn)
-    seqs = [mc.get_trace(brain, i).seq for i in ids]
+    seqs = [mc.get_trace(brain, i, identity=SYSTEM).seq for i in ids]
     assert kept.row(seqs[3]) is None and fresh.row(seqs[3]) is None
     for seq in seqs:
         a, b = kept.row(seq), fresh.row(seq)
@@ -370,13 +414,19 @@ class FixedEmbedder:
 
 
 def test_the_vector_channel_alone_returns_nothing_unrelated(brain: mc.Brain) -> None:
-    ids = mc.add_traces(brain, [mc.NewTrace("tulips in spring"), mc.NewTrace("tax returns")])
+    ids = mc.add_traces(
+        brain, [mc.NewTrace("tulips in spring"), mc.NewTrace("tax returns")], identity=SYSTEM
+    )
     _unit_vectors(brain, ids, np.array([[1, 0, 0], [0.6, 0.8, 0]], dtype=np.float32))
     # Orthogonal to both: neither is related, so neither is returned.
-    assert mc.search(brain, "zebra", embedder=FixedEmbedder([0, 0, 1])).results == []
+    assert (
+        mc.search(brain, "zebra", embedder=FixedEmbedder([0, 0, 1]), identity=SYSTEM).results == []
+    )
     # Close to the first only (cosine 0.6; 0.0 to the second, below the 0.15 floor).
     near = FixedEmbedder([0.6, -0.45, 0.66])
-    assert [h.trace.id for h in mc.search(brain, "zebra", embedder=near).results] == [ids[0]]
+    assert [
+        h.trace.id for h in mc.search(brain, "zebra", embedder=near, identity=SYSTEM).results
+    ] == [ids[0]]
 
 
 def test_an_index_behind_a_pruned_log_reloads_instead_of_missing_changes(
@@ -384,18 +434,18 @@ def test_an_index_behind_a_pruned_log_reloads_instead_of_missing_changes(
 ) -> None:
     from memory_core.vector_index import prune_events
 
-    ids = mc.add_traces(brain, [mc.NewTrace(f"note {i}") for i in range(4)])
+    ids = mc.add_traces(brain, [mc.NewTrace(f"note {i}") for i in range(4)], identity=SYSTEM)
     index = index_for(brain, "unit")
     _unit_vectors(brain, ids[:2], np.eye(3, dtype=np.float32)[:2])
     with brain.read() as conn:
         assert len(index.snapshot(conn)) == 2
     _unit_vectors(brain, ids[2:], np.eye(3, dtype=np.float32)[1:])
-    mc.update_trace(brain, ids[0], content="note zero, edited")  # its vector goes
+    mc.update_trace(brain, ids[0], content="note zero, edited", identity=SYSTEM)  # its vector goes
     with brain.transaction() as conn:
         assert prune_events(conn, keep=1) > 0  # the events this index needs are gone
     with brain.read() as conn:
         snap = index.snapshot(conn)
-    seqs = [mc.get_trace(brain, i).seq for i in ids]
+    seqs = [mc.get_trace(brain, i, identity=SYSTEM).seq for i in ids]
     assert snap.row(seqs[0]) is None
     assert all(snap.row(q) is not None for q in seqs[1:])
 
@@ -413,15 +463,24 @@ def test_deleted_words_are_not_found_through_the_next_turn(brain: mc.Brain) -> N
             mc.NewTrace("Ann: my passport number is XK123", stream="s"),
             mc.NewTrace("Ben: got it, noted", stream="s"),
         ],
+        identity=SYSTEM,
     )
-    assert {h.trace.id for h in mc.search(brain, "passport").results} == {secret, reply}
-    mc.delete_trace(brain, secret)
-    assert mc.search(brain, "passport").results == []
-    assert mc.get_trace(brain, reply).context == ""
+    assert {
+        h.trace.id for h in mc.search(brain, "passport", embedder=None, identity=SYSTEM).results
+    } == {
+        secret,
+        reply,
+    }
+    mc.delete_trace(brain, secret, identity=SYSTEM)
+    assert mc.search(brain, "passport", embedder=None, identity=SYSTEM).results == []
+    assert mc.get_trace(brain, reply, identity=SYSTEM).context == ""
     # A turn added after the deletion follows the last active turn, not the deleted one.
-    later = mc.add_trace(brain, "Ann: what's the weather?", stream="s")
-    assert mc.get_trace(brain, later).prev_seq == mc.get_trace(brain, reply).seq
-    assert mc.search(brain, "passport").results == []
+    later = mc.add_trace(brain, "Ann: what's the weather?", stream="s", identity=SYSTEM)
+    assert (
+        mc.get_trace(brain, later, identity=SYSTEM).prev_seq
+        == mc.get_trace(brain, reply, identity=SYSTEM).seq
+    )
+    assert mc.search(brain, "passport", embedder=None, identity=SYSTEM).results == []
     assert _fts_consistent(brain)
 
 
@@ -432,11 +491,16 @@ def test_an_edited_turn_gives_the_next_turn_its_new_words(brain: mc.Brain) -> No
             mc.NewTrace("Ann: we meet in Porto", stream="s"),
             mc.NewTrace("Ben: see you there", stream="s"),
         ],
+        identity=SYSTEM,
     )
-    mc.update_trace(brain, first, content="Ann: we meet in Lisbon")
-    assert reply not in {h.trace.id for h in mc.search(brain, "Porto").results}
-    assert reply in {h.trace.id for h in mc.search(brain, "Lisbon").results}
-    assert mc.get_trace(brain, reply).context == "Ann: we meet in Lisbon"
+    mc.update_trace(brain, first, content="Ann: we meet in Lisbon", identity=SYSTEM)
+    assert reply not in {
+        h.trace.id for h in mc.search(brain, "Porto", embedder=None, identity=SYSTEM).results
+    }
+    assert reply in {
+        h.trace.id for h in mc.search(brain, "Lisbon", embedder=None, identity=SYSTEM).results
+    }
+    assert mc.get_trace(brain, reply, identity=SYSTEM).context == "Ann: we meet in Lisbon"
     assert _fts_consistent(brain)
 
 
@@ -444,16 +508,20 @@ def test_a_deleted_trace_leaves_the_vector_channel_and_its_neighbours(
     brain: mc.Brain,
 ) -> None:
     ids = mc.add_traces(
-        brain, [mc.NewTrace("Ann: the secret", stream="s"), mc.NewTrace("Ben: ok", stream="s")]
+        brain,
+        [mc.NewTrace("Ann: the secret", stream="s"), mc.NewTrace("Ben: ok", stream="s")],
+        identity=SYSTEM,
     )
     _unit_vectors(brain, ids, np.eye(3, dtype=np.float32)[:2])
     query = FixedEmbedder([1, 0, 0])
-    before = {h.trace.id: h for h in mc.search(brain, "zzz", embedder=query).results}
+    before = {
+        h.trace.id: h for h in mc.search(brain, "zzz", embedder=query, identity=SYSTEM).results
+    }
     assert set(before) == set(ids)  # the reply through its neighbour (1 / 1.5 cosine)
-    mc.delete_trace(brain, ids[0])
+    mc.delete_trace(brain, ids[0], identity=SYSTEM)
     with brain.read() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM trace_embeddings").scalar() == 1
-    assert mc.search(brain, "zzz", embedder=query).results == []
+    assert mc.search(brain, "zzz", embedder=query, identity=SYSTEM).results == []
 
 
 # -- the vector channel never fails a search ---------------------------------
@@ -477,10 +545,10 @@ def test_an_embedder_raising_anything_degrades_search_and_is_paused(brain: mc.Br
     buggy = BuggyEmbedder()
     ids = embedded(brain, buggy, [mc.NewTrace("kiwis are green")])
     buggy.fail = True
-    response = mc.search(brain, "kiwis green", embedder=buggy)
+    response = mc.search(brain, "kiwis green", embedder=buggy, identity=SYSTEM)
     assert response.degraded == ["vector"] and [h.trace.id for h in response.results] == ids
     calls = buggy.calls
-    assert mc.search(brain, "kiwis again", embedder=buggy).degraded == ["vector"]
+    assert mc.search(brain, "kiwis again", embedder=buggy, identity=SYSTEM).degraded == ["vector"]
     assert buggy.calls == calls  # paused, not asked again
 
 
@@ -497,21 +565,24 @@ def test_a_slow_embedder_is_given_up_on_and_a_cached_query_does_not_wait(
     brain = mc.open_brain(settings.model_copy(update={"search_embed_timeout_s": 0.2}))
     slow = SlowEmbedder()
     embed_missing(brain, slow)  # nothing yet
-    mc.add_trace(brain, "kiwis are green")
+    mc.add_trace(brain, "kiwis are green", identity=SYSTEM)
     embed_missing(brain, StubEmbedder())  # the same vectors, without the wait
-    assert mc.search(brain, "fast", embedder=slow).degraded == []  # caches "fast"
+    assert mc.search(brain, "fast", embedder=slow, identity=SYSTEM).degraded == []  # caches "fast"
     started = time.monotonic()
-    assert mc.search(brain, "kiwis", embedder=slow).degraded == ["vector"]
+    assert mc.search(brain, "kiwis", embedder=slow, identity=SYSTEM).degraded == ["vector"]
     assert time.monotonic() - started < 0.8
     started = time.monotonic()
-    assert mc.search(brain, "fast", embedder=slow).degraded == []  # cached: no pool, no wait
+    assert (
+        mc.search(brain, "fast", embedder=slow, identity=SYSTEM).degraded == []
+    )  # cached: no pool, no wait
     assert time.monotonic() - started < 0.5
 
 
 def test_an_embedder_that_cannot_be_made_leaves_bm25_working(settings: mc.Settings) -> None:
-    brain = mc.open_brain(settings.model_copy(update={"embedder": "openai"}))  # no endpoints
-    trace_id = mc.add_trace(brain, "kiwis are green")
-    response = mc.search(brain, "kiwis")
+    runtime = mc.Runtime.open(settings.model_copy(update={"embedder": "openai"}))  # no endpoints
+    brain = runtime.brain
+    trace_id = mc.add_trace(brain, "kiwis are green", identity=SYSTEM)
+    response = mc.search(brain, "kiwis", embedder=runtime.query_embedder, identity=SYSTEM)
     assert [h.trace.id for h in response.results] == [trace_id]
     assert response.degraded == ["vector"]
 
@@ -521,7 +592,7 @@ def test_vectors_of_another_dimension_degrade_without_embedding_the_query(
 ) -> None:
     embedded(brain, StubEmbedder(dim=8), [mc.NewTrace("kiwis are green")])
     other = StubEmbedder(dim=16)  # same name, another dimension
-    response = mc.search(brain, "kiwis", embedder=other)
+    response = mc.search(brain, "kiwis", embedder=other, identity=SYSTEM)
     assert response.degraded == ["vector"] and len(response.results) == 1
     assert other.calls == 0
 
@@ -539,7 +610,7 @@ class HashlessEmbedder:
 
 def test_an_unhashable_embedder_is_usable(brain: mc.Brain) -> None:
     ids = embedded(brain, StubEmbedder(), [mc.NewTrace("kiwis are green")])
-    response = mc.search(brain, "kiwis", embedder=HashlessEmbedder())  # type: ignore[arg-type]
+    response = mc.search(brain, "kiwis", embedder=HashlessEmbedder(), identity=SYSTEM)  # type: ignore[arg-type]
     assert response.channels == ["bm25", "vector"] and [h.trace.id for h in response.results] == ids
 
 
@@ -548,9 +619,9 @@ def test_a_search_while_the_index_loads_answers_from_bm25_at_once(brain: mc.Brai
     embedded(brain, stub, [mc.NewTrace("kiwis are green")])
     index = index_for(brain, stub.name)
     with index._lock:  # another search is loading the vectors
-        response = mc.search(brain, "kiwis", embedder=stub)
+        response = mc.search(brain, "kiwis", embedder=stub, identity=SYSTEM)
     assert response.degraded == ["vector"] and len(response.results) == 1
-    assert mc.search(brain, "kiwis", embedder=stub).degraded == []
+    assert mc.search(brain, "kiwis", embedder=stub, identity=SYSTEM).degraded == []
 
 
 def test_a_failed_catch_up_is_retried_in_full(
@@ -558,8 +629,8 @@ def test_a_failed_catch_up_is_retried_in_full(
 ) -> None:
     stub = StubEmbedder()
     ids = embedded(brain, stub, [mc.NewTrace("kiwis are green")])
-    assert mc.search(brain, "kiwis", embedder=stub).channels == ["bm25", "vector"]
-    mc.update_trace(brain, ids[0], content="kiwis are brown")
+    assert mc.search(brain, "kiwis", embedder=stub, identity=SYSTEM).channels == ["bm25", "vector"]
+    mc.update_trace(brain, ids[0], content="kiwis are brown", identity=SYSTEM)
     embed_missing(brain, stub)
     index = index_for(brain, stub.name)
     broken = index._catch_up
@@ -568,11 +639,11 @@ def test_a_failed_catch_up_is_retried_in_full(
         raise MemoryError("no room")
 
     monkeypatch.setattr(index, "_catch_up", fail)
-    assert mc.search(brain, "kiwis", embedder=stub).degraded == ["vector"]
+    assert mc.search(brain, "kiwis", embedder=stub, identity=SYSTEM).degraded == ["vector"]
     monkeypatch.setattr(index, "_catch_up", broken)
     with brain.read() as conn:
         snap = index.snapshot(conn)
-    row = snap.row(mc.get_trace(brain, ids[0]).seq)
+    row = snap.row(mc.get_trace(brain, ids[0], identity=SYSTEM).seq)
     assert row is not None
     expected = stub.embed(["kiwis are brown"])[0]
     assert np.allclose(snap.matrix[row], expected, atol=1e-3)
@@ -583,7 +654,10 @@ def test_an_exported_copy_never_shares_the_original_vectors(
 ) -> None:
     stub = StubEmbedder()
     [trace_id] = embedded(brain, stub, [mc.NewTrace("cherries in spring")])
-    assert mc.search(brain, "cherries", embedder=stub).channels == ["bm25", "vector"]
+    assert mc.search(brain, "cherries", embedder=stub, identity=SYSTEM).channels == [
+        "bm25",
+        "vector",
+    ]
     copy_path = tmp_path / "copy.sqlite"
     with sqlite3.connect(brain.path) as raw:
         raw.execute("VACUUM INTO ?", (str(copy_path),))
@@ -593,10 +667,10 @@ def test_an_exported_copy_never_shares_the_original_vectors(
     with copy.transaction() as conn:
         conn.exec_driver_sql("UPDATE trace_embeddings SET vector = ?", (zebra,))
     embedded(brain, stub, [mc.NewTrace("plums in autumn")])  # both files now at one event more
-    in_copy = mc.search(copy, "zebra stripes", embedder=stub).results
+    in_copy = mc.search(copy, "zebra stripes", embedder=stub, identity=SYSTEM).results
     assert [h.trace.id for h in in_copy] == [trace_id]
     assert in_copy[0].channels["vector"]["score"] == pytest.approx(1.0, abs=1e-3)
-    [own, *_] = mc.search(brain, "cherries", embedder=stub).results
+    [own, *_] = mc.search(brain, "cherries", embedder=stub, identity=SYSTEM).results
     assert own.trace.id == trace_id
     expected = float(stub.embed(["cherries"])[0] @ stub.embed(["cherries in spring"])[0])
     assert own.channels["vector"]["score"] == pytest.approx(expected, abs=1e-3)
@@ -616,7 +690,7 @@ def test_overlapping_searches_leave_blas_threads_as_they_found_them(brain: mc.Br
     def work() -> None:
         try:
             for i in range(100):
-                mc.search(brain, f"kiwis {i % 5}", embedder=stub)
+                mc.search(brain, f"kiwis {i % 5}", embedder=stub, identity=SYSTEM)
         except BaseException as e:
             errors.append(e)
 
@@ -629,15 +703,15 @@ def test_overlapping_searches_leave_blas_threads_as_they_found_them(brain: mc.Br
 
 
 def test_near_with_a_bad_distance_falls_back_to_plain_words(brain: mc.Brain) -> None:
-    trace_id = mc.add_trace(brain, "apples and pears")
-    response = mc.search(brain, "NEAR(apples pears, x)")
+    trace_id = mc.add_trace(brain, "apples and pears", identity=SYSTEM)
+    response = mc.search(brain, "NEAR(apples pears, x)", embedder=None, identity=SYSTEM)
     assert response.mode == "natural" and [h.trace.id for h in response.results] == [trace_id]
 
 
 def test_an_as_of_search_ranks_as_it_would_have_then(brain: mc.Brain) -> None:
     then = 1_000 * DAY
-    trace_id = mc.add_trace(brain, "meeting notes", occurred_at=then, now=then)
-    hit = mc.search(brain, "meeting", as_of=then + DAY).results[0]
+    trace_id = mc.add_trace(brain, "meeting notes", occurred_at=then, now=then, identity=SYSTEM)
+    hit = mc.search(brain, "meeting", as_of=then + DAY, embedder=None, identity=SYSTEM).results[0]
     assert hit.trace.id == trace_id
     assert hit.adjustments["recency"] > 1.09  # a day old then, not years
 
@@ -646,5 +720,5 @@ def test_a_search_inside_a_write_transaction_leaves_the_index_alone(brain: mc.Br
     stub = StubEmbedder()
     embedded(brain, stub, [mc.NewTrace("kiwis are green")])
     with brain.transaction():
-        response = mc.search(brain, "kiwis", embedder=stub)
+        response = mc.search(brain, "kiwis", embedder=stub, identity=SYSTEM)
     assert response.degraded == ["vector"] and len(response.results) == 1

@@ -11,8 +11,9 @@ import pytest
 
 import memory_core as mc
 from memory_core import ingest
+from memory_core.auth import SYSTEM
 from memory_core.logs import configure_logging, log_context
-from reverie.workers import start_embedded
+from reverie.compose import embedded
 
 
 @pytest.fixture(autouse=True)
@@ -60,10 +61,12 @@ def test_actor_log_lines_carry_the_job_and_trace_ids(
         log_level="INFO",
     )
     configure_logging(settings)
-    workers = start_embedded(settings, threads=1)
+    workers = embedded(settings, threads=1)
     try:
         brain = mc.open_brain(settings)
-        turn = ingest.accept_turn(brain, ingest.Turn("I like tea.", "ok", "user", "u1"))
+        turn = ingest.accept_turn(
+            brain, ingest.Turn("I like tea.", "ok", "user", "u1"), identity=SYSTEM
+        )
         workers.actors.ingest_turn.send(turn.turn_id)
         workers.join()
     finally:

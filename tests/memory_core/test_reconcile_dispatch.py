@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory_core.reconcile import INGEST_BATCH, ReconcilePlan, dispatch
+from memory_core.jobs import INGEST_BATCH, ReconcilePlan, dispatch
 
 
 class Recorder:
@@ -19,21 +19,21 @@ class Recorder:
     def embed(self, trace_ids: Sequence[str]) -> None:
         self.embedded.append(list(trace_ids))
 
-    def embed_backlog(self) -> int:
-        return self.backlog
+    def depth(self, queue: str) -> int:
+        return self.backlog if queue == "embed" else 0
 
 
 def test_turns_go_in_batches_and_vectors_only_when_no_embed_job_waits() -> None:
     turns = [f"turn_{k}" for k in range(INGEST_BATCH * 2 + 5)]
     found = ReconcilePlan(turns, ["mt_a", "mt_b"])
     idle = Recorder(backlog=0)
-    dispatch(found, idle)
+    dispatch(found, idle, embed_batch=10)
     assert [len(b) for b in idle.ingested] == [INGEST_BATCH, INGEST_BATCH, 5]
     assert [t for batch in idle.ingested for t in batch] == turns
     assert idle.embedded == [["mt_a", "mt_b"]]
     busy = Recorder(backlog=3)  # those traces wait behind the backlog: not lost
-    dispatch(found, busy)
+    dispatch(found, busy, embed_batch=10)
     assert busy.embedded == [] and len(busy.ingested) == 3
     nothing = Recorder(backlog=0)
-    dispatch(ReconcilePlan([], []), nothing)
+    dispatch(ReconcilePlan([], []), nothing, embed_batch=10)
     assert nothing.ingested == nothing.embedded == []

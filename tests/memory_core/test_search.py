@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.decay import DAY, effective_strength
 from memory_core.search import natural_query
 from memory_core.textutil import content_words, stem
@@ -16,7 +17,7 @@ def test_content_words_drop_stopwords_and_keep_order() -> None:
 
 
 def test_stems_match_the_fts5_porter_tokenizer(brain: mc.Brain) -> None:
-    mc.add_trace(brain, "running deployments quickly")
+    mc.add_trace(brain, "running deployments quickly", identity=SYSTEM)
     with brain.read() as conn:
         vocab = {r[0] for r in conn.exec_driver_sql("SELECT term FROM memory_traces_vocab")}
     assert {stem(w) for w in ("running", "deployments", "quickly")} == vocab
@@ -27,25 +28,29 @@ def test_natural_query_drops_words_common_to_most_traces(tmp_path, brain_url) ->
         brain_url=brain_url, search_term_share_min_docs=10, search_max_term_share=0.5
     )
     brain = mc.open_brain(settings)
-    mc.add_traces(brain, [mc.NewTrace(f"caroline said thing {i}") for i in range(20)])
-    mc.add_trace(brain, "caroline adopted a puppy")
+    mc.add_traces(
+        brain, [mc.NewTrace(f"caroline said thing {i}") for i in range(20)], identity=SYSTEM
+    )
+    mc.add_trace(brain, "caroline adopted a puppy", identity=SYSTEM)
     with brain.read() as conn:
         assert natural_query(conn, "Did Caroline adopt a puppy?", settings) == '"adopt" OR "puppy"'
         # When every word is that common, the rarest is kept rather than none.
         assert natural_query(conn, "caroline said?", settings) in ('"caroline"', '"said"')
-    hits = mc.search(brain, "Did Caroline adopt a puppy?").results
+    hits = mc.search(brain, "Did Caroline adopt a puppy?", embedder=None, identity=SYSTEM).results
     assert hits[0].trace.content == "caroline adopted a puppy"
 
 
 def test_small_brains_keep_every_content_word(brain: mc.Brain, settings: mc.Settings) -> None:
-    mc.add_traces(brain, [mc.NewTrace(f"caroline said thing {i}") for i in range(20)])
+    mc.add_traces(
+        brain, [mc.NewTrace(f"caroline said thing {i}") for i in range(20)], identity=SYSTEM
+    )
     with brain.read() as conn:
         assert natural_query(conn, "Did Caroline adopt?", settings) == '"caroline" OR "adopt"'
 
 
 def test_quotes_in_words_cannot_break_the_query(brain: mc.Brain) -> None:
-    mc.add_trace(brain, 'she said "hello" to bob')
-    assert mc.search(brain, 'she said "hello to bob?').results
+    mc.add_trace(brain, 'she said "hello" to bob', identity=SYSTEM)
+    assert mc.search(brain, 'she said "hello to bob?', embedder=None, identity=SYSTEM).results
 
 
 def test_strength_decays_from_last_access_and_slower_when_often_retrieved() -> None:
@@ -66,8 +71,8 @@ def test_strength_decays_from_last_access_and_slower_when_often_retrieved() -> N
 
 
 def test_search_reports_decayed_strength_and_bm25_channel(brain: mc.Brain) -> None:
-    mc.add_trace(brain, "an old memory about otters", now=0.0, occurred_at=0.0)
-    hit = mc.search(brain, "otters", now=14 * DAY).results[0]
+    mc.add_trace(brain, "an old memory about otters", now=0.0, occurred_at=0.0, identity=SYSTEM)
+    hit = mc.search(brain, "otters", now=14 * DAY, embedder=None, identity=SYSTEM).results[0]
     assert math.isclose(hit.strength, math.exp(-2))
     assert hit.channels["bm25"]["rank"] == 1
     assert math.isclose(hit.score, hit.fused * math.prod(hit.adjustments.values()))

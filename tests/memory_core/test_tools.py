@@ -12,6 +12,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.tools import TOOL_SCHEMAS, anthropic_tools, openai_tools
 from tests.conftest import TOOL_NAMES
 
@@ -20,7 +21,7 @@ Digest = Callable[[mc.Brain], str]
 
 @pytest.fixture
 def ctx(brain: mc.Brain) -> mc.ToolContext:
-    return mc.ToolContext(brain, scope_ids={"user": "u-1", "thread": "t-9"})
+    return mc.ToolContext(brain, SYSTEM, scope_ids={"user": "u-1", "thread": "t-9"})
 
 
 def call(ctx: mc.ToolContext, name: str, **arguments: Any) -> dict[str, Any]:
@@ -69,7 +70,7 @@ def test_add_stores_a_full_strength_trace_with_hash_and_context_scope_id(
     assert re.fullmatch(
         r"mt_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", trace_id
     )
-    trace = mc.get_trace(ctx.brain, trace_id)
+    trace = mc.get_trace(ctx.brain, trace_id, identity=SYSTEM)
     assert trace.strength == 1.0
     assert trace.type == "semantic"
     assert trace.scope == "user"
@@ -81,9 +82,9 @@ def test_add_stores_a_full_strength_trace_with_hash_and_context_scope_id(
 
 
 def test_add_defaults_to_episodic_user_and_uses_the_scope_s_own_id(ctx: mc.ToolContext) -> None:
-    t1 = mc.get_trace(ctx.brain, add(ctx, "plain"))
+    t1 = mc.get_trace(ctx.brain, add(ctx, "plain"), identity=SYSTEM)
     assert (t1.type, t1.scope, t1.scope_id) == ("episodic", "user", "u-1")
-    t2 = mc.get_trace(ctx.brain, add(ctx, "in the thread", scope="thread"))
+    t2 = mc.get_trace(ctx.brain, add(ctx, "in the thread", scope="thread"), identity=SYSTEM)
     assert (t2.scope, t2.scope_id) == ("thread", "t-9")
     # No organization id named: refused, rather than stored for everyone to see.
     refused = call(ctx, "memory_add", content="org wide", scope="organization")
@@ -104,10 +105,10 @@ def test_adding_the_same_content_twice_returns_the_trace_already_there(
     again = call(ctx, "memory_add", content="same words")
     assert again == {"traceId": first, "existing": True}
     # Another scope id, or another scope, is another memory.
-    other = mc.ToolContext(brain, scope_ids={"user": "u-2"})
+    other = mc.ToolContext(brain, SYSTEM, scope_ids={"user": "u-2"})
     assert add(other, "same words") != first
     assert add(ctx, "same words", scope="thread") != first
-    mc.delete_trace(brain, first)
+    mc.delete_trace(brain, first, identity=SYSTEM)
     assert add(ctx, "same words") != first
 
 
@@ -142,16 +143,18 @@ def test_core_add_refuses_bad_values_even_without_schema_validation(
     before = digest(brain)
     for kwargs in ({"type": "feeling"}, {"scope": "galaxy"}, {"importance": 2.0}):
         with pytest.raises(mc.InvalidArgument):
-            mc.add_trace(brain, "x", **kwargs)
+            mc.add_trace(brain, "x", **kwargs, identity=SYSTEM)
     with pytest.raises(mc.InvalidArgument):
-        mc.add_trace(brain, "")
+        mc.add_trace(brain, "", identity=SYSTEM)
     assert digest(brain) == before
 
 
 def test_a_batch_with_one_bad_item_stores_none_of_it(brain: mc.Brain, digest: Digest) -> None:
     before = digest(brain)
     with pytest.raises(mc.InvalidArgument):
-        mc.add_traces(brain, [mc.NewTrace("good"), mc.NewTrace("bad", type="nope")])
+        mc.add_traces(
+            brain, [mc.NewTrace("good"), mc.NewTrace("bad", type="nope")], identity=SYSTEM
+        )
     assert digest(brain) == before
 
 
@@ -168,11 +171,11 @@ def test_update_content_recomputes_hash_drops_embeddings_and_reindexes(
             "VALUES (?, 'm', 1, x'00000000', 0)",
             (trace_id,),
         )
-    old = mc.get_trace(ctx.brain, trace_id)
+    old = mc.get_trace(ctx.brain, trace_id, identity=SYSTEM)
     assert call(ctx, "memory_update", traceId=trace_id, content="User likes coffee.") == {
         "updated": True
     }
-    new = mc.get_trace(ctx.brain, trace_id)
+    new = mc.get_trace(ctx.brain, trace_id, identity=SYSTEM)
     assert new.content == "User likes coffee."
     assert new.content_hash != old.content_hash
     assert new.version == old.version + 1
@@ -191,7 +194,7 @@ def test_update_tags_only_keeps_content_and_embeddings(ctx: mc.ToolContext) -> N
             (trace_id,),
         )
     assert call(ctx, "memory_update", traceId=trace_id, tags=["beverage"])["updated"] is True
-    trace = mc.get_trace(ctx.brain, trace_id)
+    trace = mc.get_trace(ctx.brain, trace_id, identity=SYSTEM)
     assert (trace.content, trace.tags) == ("User likes tea.", ["beverage"])
     with ctx.brain.read() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM trace_embeddings").scalar() == 1
@@ -229,19 +232,21 @@ def test_update_refusals_change_nothing(
 def test_update_with_a_stale_version_is_a_conflict_and_changes_nothing(
     brain: mc.Brain, digest: Digest
 ) -> None:
-    trace_id = mc.add_trace(brain, "v1")
-    read = mc.get_trace(brain, trace_id)
-    mc.update_trace(brain, trace_id, content="v2 by someone else")
+    trace_id = mc.add_trace(brain, "v1", identity=SYSTEM)
+    read = mc.get_trace(brain, trace_id, identity=SYSTEM)
+    mc.update_trace(brain, trace_id, content="v2 by someone else", identity=SYSTEM)
     before = digest(brain)
     with pytest.raises(mc.Conflict):
-        mc.update_trace(brain, trace_id, content="v2 by me", expected_version=read.version)
+        mc.update_trace(
+            brain, trace_id, content="v2 by me", expected_version=read.version, identity=SYSTEM
+        )
     assert digest(brain) == before
-    assert mc.get_trace(brain, trace_id).content == "v2 by someone else"
+    assert mc.get_trace(brain, trace_id, identity=SYSTEM).content == "v2 by someone else"
 
 
 def test_racing_updates_each_apply_whole_or_fail_cleanly(brain: mc.Brain) -> None:
     """Threads read a version, then compare-and-set: exactly one wins per round."""
-    trace_id = mc.add_trace(brain, "start", tags=["t0"])
+    trace_id = mc.add_trace(brain, "start", tags=["t0"], identity=SYSTEM)
     rounds, workers = 20, 4
     wins: list[str] = []
     conflicts = 0
@@ -251,7 +256,7 @@ def test_racing_updates_each_apply_whole_or_fail_cleanly(brain: mc.Brain) -> Non
         nonlocal conflicts
         for r in range(rounds):
             barrier.wait()
-            version = mc.get_trace(brain, trace_id).version
+            version = mc.get_trace(brain, trace_id, identity=SYSTEM).version
             barrier.wait()
             try:
                 mc.update_trace(
@@ -260,6 +265,7 @@ def test_racing_updates_each_apply_whole_or_fail_cleanly(brain: mc.Brain) -> Non
                     content=f"w{n} r{r}",
                     tags=[f"w{n}", f"r{r}"],
                     expected_version=version,
+                    identity=SYSTEM,
                 )
                 with lock:
                     wins.append(f"w{n} r{r}")
@@ -275,7 +281,7 @@ def test_racing_updates_each_apply_whole_or_fail_cleanly(brain: mc.Brain) -> Non
         t.join()
     assert len(wins) == rounds
     assert conflicts == rounds * (workers - 1)
-    final = mc.get_trace(brain, trace_id)
+    final = mc.get_trace(brain, trace_id, identity=SYSTEM)
     # Content and tags always come from the same write: never half-applied.
     w, r = final.content.split()
     assert final.tags == [w, r]
@@ -289,10 +295,10 @@ def test_delete_is_soft_and_hides_the_trace_from_search(ctx: mc.ToolContext) -> 
     trace_id = add(ctx, "ephemeral note about kiwis")
     assert call(ctx, "memory_delete", traceId=trace_id) == {"deleted": True}
     assert call(ctx, "memory_search", query="kiwis")["results"] == []
-    kept = mc.get_trace(ctx.brain, trace_id, include_deleted=True)
+    kept = mc.get_trace(ctx.brain, trace_id, include_deleted=True, identity=SYSTEM)
     assert kept.deleted and kept.content == "ephemeral note about kiwis"
     with pytest.raises(mc.NotFound):
-        mc.get_trace(ctx.brain, trace_id)
+        mc.get_trace(ctx.brain, trace_id, identity=SYSTEM)
 
 
 def test_delete_answers_false_when_not_found_or_already_deleted(
@@ -328,13 +334,13 @@ def test_merge_keeps_the_most_retrieved_and_joins_contents_in_given_order(
     _retrieve(ctx.brain, c, 2)
     result = call(ctx, "memory_merge", traceIds=[a, b, c])
     assert result == {"survivorId": b, "deletedIds": [a, c]}
-    survivor = mc.get_trace(ctx.brain, b)
+    survivor = mc.get_trace(ctx.brain, b, identity=SYSTEM)
     assert survivor.content == "likes docker | deploys on fridays | uses blue-green"
     assert survivor.tags == ["ops", "deploy", "strategy"]
     assert survivor.retrieval_count == 7
     assert survivor.last_accessed == 1005.0
     for gone in (a, c):
-        t = mc.get_trace(ctx.brain, gone, include_deleted=True)
+        t = mc.get_trace(ctx.brain, gone, include_deleted=True, identity=SYSTEM)
         assert t.deleted and t.deleted_reason == f"merged into {b}"
     found = call(ctx, "memory_search", query="docker")["results"]
     assert [h["id"] for h in found] == [b]
@@ -345,7 +351,7 @@ def test_merge_tie_keeps_the_first_given_and_takes_merged_content(ctx: mc.ToolCo
     b = add(ctx, "two")
     result = call(ctx, "memory_merge", traceIds=[b, a], mergedContent="one and two")
     assert result == {"survivorId": b, "deletedIds": [a]}
-    assert mc.get_trace(ctx.brain, b).content == "one and two"
+    assert mc.get_trace(ctx.brain, b, identity=SYSTEM).content == "one and two"
 
 
 @pytest.mark.parametrize(
@@ -451,17 +457,17 @@ def test_search_filters_type_scope_and_tags(ctx: mc.ToolContext, library: dict[s
 
 
 def test_a_context_naming_a_user_sees_only_that_users_traces(brain: mc.Brain) -> None:
-    mine = mc.ToolContext(brain, scope_ids={"user": "alice"})
-    theirs = mc.ToolContext(brain, scope_ids={"user": "bob"})
+    mine = mc.ToolContext(brain, SYSTEM, scope_ids={"user": "alice"})
+    theirs = mc.ToolContext(brain, SYSTEM, scope_ids={"user": "bob"})
     a = add(mine, "alice owns a bicycle")
     b = add(theirs, "bob owns a bicycle")
     assert ids(call(mine, "memory_search", query="bicycle", scope="user")) == [a]
     assert ids(call(mine, "memory_search", query="bicycle")) == [a]
     assert ids(call(theirs, "memory_search", query="bicycle")) == [b]
     # The local operator, naming no one, sees both.
-    assert sorted(ids(call(mc.ToolContext(brain), "memory_search", query="bicycle"))) == sorted(
-        [a, b]
-    )
+    assert sorted(
+        ids(call(mc.ToolContext(brain, SYSTEM), "memory_search", query="bicycle"))
+    ) == sorted([a, b])
 
 
 def test_filters_apply_before_the_limit(ctx: mc.ToolContext) -> None:
@@ -520,7 +526,7 @@ def test_reflect_runs_the_pass_the_context_provides(ctx: mc.ToolContext) -> None
 
 def test_search_as_of_recalls_what_was_valid_then(ctx: mc.ToolContext) -> None:
     trace_id = add(ctx, "The user lives in Porto.")
-    happened = mc.get_trace(ctx.brain, trace_id).occurred_at
+    happened = mc.get_trace(ctx.brain, trace_id, identity=SYSTEM).occurred_at
     call(ctx, "memory_delete", traceId=trace_id)
     assert call(ctx, "memory_search", query="Porto")["results"] == []
     then = call(ctx, "memory_search", query="Porto", asOf=repr(happened))

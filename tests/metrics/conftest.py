@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 import memory_core as mc
-from reverie.api.app import create_app
-from reverie.workers import Workers, start_embedded
+from reverie.compose import Process, embedded
+from reverie.compose import app as api_app
 from tests.conftest import LOCAL
 
 
@@ -25,13 +25,13 @@ def api_settings(tmp_path: Path) -> mc.Settings:
 
 
 @pytest.fixture
-def workers(api_settings: mc.Settings) -> Iterator[Workers]:
-    w = start_embedded(api_settings, threads=2)
+def workers(api_settings: mc.Settings) -> Iterator[Process]:
+    w = embedded(api_settings, threads=2)
     yield w
     w.stop()
 
 
 @pytest.fixture
-def client(api_settings: mc.Settings, workers: Workers) -> Iterator[TestClient]:
-    with TestClient(create_app(api_settings, workers), base_url=LOCAL) as c:
+def client(api_settings: mc.Settings, workers: Process) -> Iterator[TestClient]:
+    with TestClient(api_app(workers), base_url=LOCAL) as c:
         yield c

@@ -10,8 +10,17 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import event
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.extraction.base import CATEGORIES
-from memory_core.metrics import (
+from memory_core.jobs import QUEUES
+from memory_core.proposals import KINDS
+from memory_core.schema import SCOPES, TRACE_TYPES
+from reverie.api import proposal_routes, token_routes
+from reverie.api import routes as api_routes
+from reverie.compose import Process
+from reverie.observability.brain import BrainCollector
+from reverie.observability.http import UNMATCHED_ROUTE
+from reverie.observability.metrics import (
     DREAM_ACTIONS,
     DREAM_OUTCOMES,
     DREAM_STATUSES,
@@ -19,17 +28,9 @@ from memory_core.metrics import (
     HTTP_METHODS,
     INBOX_STATUSES,
     OTHER,
-    BrainCollector,
 )
-from memory_core.proposals import KINDS
-from memory_core.schema import SCOPES, TRACE_TYPES
-from reverie.api import proposal_routes, token_routes
-from reverie.api import routes as api_routes
-from reverie.api.app import UNMATCHED_ROUTE
 from reverie.scheduler import build_scheduler
 from reverie.scheduler.jobs import DREAM_CRON, DREAM_DUE, LEASE, RECONCILE
-from reverie.workers import Workers
-from reverie.workers.broker import QUEUES
 
 Sample = tuple[str, frozenset[tuple[str, str]]]
 
@@ -122,9 +123,9 @@ def post_turns(client: TestClient, n: int, prefix: str = "turn") -> None:
         assert r.status_code == 202, r.text
 
 
-def run_scheduler_once(settings: mc.Settings, workers: Workers) -> None:
+def run_scheduler_once(settings: mc.Settings, workers: Process) -> None:
     """Start a real scheduler (its start-time jobs run), then stop it."""
-    scheduler = build_scheduler(settings, workers.actors, mc.open_brain(settings), background=True)
+    scheduler = build_scheduler(workers.runtime, background=True, metrics=workers.metrics)
     scheduler.start()
     try:
         deadline = time.monotonic() + 10
@@ -136,7 +137,7 @@ def run_scheduler_once(settings: mc.Settings, workers: Workers) -> None:
 
 
 def test_exposition_after_turns_a_search_and_a_dream_pass_has_every_family(
-    client: TestClient, workers: Workers, api_settings: mc.Settings
+    client: TestClient, workers: Process, api_settings: mc.Settings
 ) -> None:
     before = samples(scrape(client))
     post_turns(client, 5)
@@ -244,7 +245,7 @@ def hammer(client: TestClient, n: int) -> None:
         client.get("/v1/search", params={"q": f"word{token}", "scope": "user", "scope_id": token})
 
 
-def test_no_label_takes_an_unbounded_value(client: TestClient, workers: Workers) -> None:
+def test_no_label_takes_an_unbounded_value(client: TestClient, workers: Process) -> None:
     post_turns(client, 3)
     workers.join()
     hammer(client, 20)
@@ -276,7 +277,7 @@ def test_no_label_takes_an_unbounded_value(client: TestClient, workers: Workers)
 
 
 def test_a_second_scrape_within_the_ttl_does_not_query_the_brain(
-    client: TestClient, workers: Workers
+    client: TestClient, workers: Process
 ) -> None:
     post_turns(client, 2)
     workers.join()
@@ -316,7 +317,9 @@ def test_brain_gauges_are_computed_again_once_the_ttl_passed(brain: mc.Brain) ->
         list(collector.collect())
         assert len(statements) == computed
         now[0] += 0.2
-        mc.add_trace(brain, "a new fact", type="semantic", scope="user", scope_id="u1")
+        mc.add_trace(
+            brain, "a new fact", type="semantic", scope="user", scope_id="u1", identity=SYSTEM
+        )
         statements.clear()
         fams = {f.name: f for f in collector.collect()}
         assert statements

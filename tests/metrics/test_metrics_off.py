@@ -9,11 +9,12 @@ from fastapi.testclient import TestClient
 from prometheus_client import REGISTRY
 
 import memory_core as mc
-from reverie.api.app import create_app
+from reverie.compose import app as api_app
+from reverie.compose import embedded, process, scheduler_metrics
+from reverie.observability.metrics import metrics_for
+from reverie.observability.workers import Exporter
 from reverie.scheduler import build_scheduler
-from reverie.scheduler.service import _serve_metrics
-from reverie.workers import setup, start_embedded
-from reverie.workers.broker import Exporter, build_broker
+from reverie.workers.broker import build_broker
 from tests.conftest import LOCAL
 
 FED = (
@@ -52,11 +53,11 @@ def test_metrics_can_be_switched_off_from_the_environment(
 
 def test_with_metrics_off_the_api_serves_none_and_nothing_is_counted(tmp_path: Path) -> None:
     settings = off_settings(tmp_path)
-    workers = start_embedded(settings, threads=2)
+    workers = embedded(settings, threads=2)
     try:
         assert not [m for m in workers.broker.middleware if isinstance(m, Exporter)]
         before = fed_values()
-        with TestClient(create_app(settings, workers), base_url=LOCAL) as client:
+        with TestClient(api_app(workers), base_url=LOCAL) as client:
             for i in range(3):
                 r = client.post(
                     "/v1/turns",
@@ -93,12 +94,10 @@ def test_with_metrics_off_a_worker_process_broker_has_no_exporter(
 
 def test_with_metrics_off_the_scheduler_serves_and_counts_nothing(tmp_path: Path) -> None:
     settings = off_settings(tmp_path)
-    assert _serve_metrics(settings) is None
-    workers = setup(settings)
+    assert scheduler_metrics(settings, metrics_for(settings)) is None
+    workers = process(settings, run_workers=False)
     try:
-        scheduler = build_scheduler(
-            settings, workers.actors, mc.open_brain(settings), background=True
-        )
+        scheduler = build_scheduler(workers.runtime, background=True, metrics=workers.metrics)
         assert scheduler.stats.metrics is None
     finally:
         workers.stop()

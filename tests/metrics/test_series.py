@@ -16,19 +16,20 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import text
 
 import memory_core as mc
-from memory_core.metrics import (
+from memory_core.jobs import QUEUES
+from reverie.compose import Process, process
+from reverie.observability.brain import BrainCollector
+from reverie.observability.metrics import (
     DREAM_ACTIONS,
     DREAM_OUTCOMES,
     DREAM_STEPS,
     SCHEDULER_OUTCOMES,
     SEARCH_MODES,
-    BrainCollector,
     Metrics,
 )
+from reverie.observability.queues import QueueDepth
 from reverie.scheduler import build_scheduler
 from reverie.scheduler.jobs import DREAM_CRON, DREAM_DUE, LEASE, RECONCILE
-from reverie.workers import Workers, setup
-from reverie.workers.broker import QUEUES, QueueDepth
 
 DRAMATIQ_COUNTERS = (
     "dramatiq_messages_total",
@@ -48,13 +49,13 @@ def sample_table(exposition: str) -> dict[tuple[str, frozenset[tuple[str, str]]]
     }
 
 
-def actor_queues(workers: Workers) -> set[tuple[str, str]]:
+def actor_queues(workers: Process) -> set[tuple[str, str]]:
     broker = workers.broker
     return {(broker.get_actor(name).queue_name, name) for name in broker.get_declared_actors()}
 
 
 def test_a_fresh_api_exposes_every_actors_error_and_retry_series_at_zero(
-    client: TestClient, workers: Workers
+    client: TestClient, workers: Process
 ) -> None:
     table = sample_table(client.get("/metrics").text)
     expected = actor_queues(workers)
@@ -85,9 +86,9 @@ def test_fresh_metrics_have_every_search_mode_dream_step_and_action_at_zero() ->
 
 
 def test_a_built_scheduler_exposes_every_job_and_outcome_at_zero(
-    api_settings: mc.Settings, workers: Workers
+    api_settings: mc.Settings, workers: Process
 ) -> None:
-    build_scheduler(api_settings, workers.actors, mc.open_brain(api_settings), background=True)
+    build_scheduler(workers.runtime, background=True, metrics=workers.metrics)
     table = {
         (s.name, frozenset(s.labels.items())): s.value
         for f in REGISTRY.collect()
@@ -108,8 +109,9 @@ WORKER_BOOT = textwrap.dedent(
     import sys
     from pathlib import Path
     import memory_core as mc
+    from memory_core.runtime import Runtime
+    from reverie.observability.workers import Exporter
     from reverie.workers.actors import declare
-    from reverie.workers.broker import Exporter
     from dramatiq.brokers.stub import StubBroker
 
     directory = Path(sys.argv[1])
@@ -118,7 +120,7 @@ WORKER_BOOT = textwrap.dedent(
     )
     broker = StubBroker()
     broker.add_middleware(Exporter(settings, directory))
-    declare(broker, settings)  # workers.entry declares before the CLI boots the process
+    declare(broker, Runtime.open(settings), None)  # declared before the CLI boots the process
     broker.emit_after("process_boot")
     """
 )
@@ -148,15 +150,15 @@ def test_a_booted_worker_process_exposes_every_actors_and_reverie_series_at_zero
     assert ("reverie_ingest_lag_seconds_count", frozenset()) in table
 
 
-def depths(broker_workers: Workers) -> dict[str, float]:
-    [family] = QueueDepth(broker_workers.broker).collect()
+def depths(broker_workers: Process) -> dict[str, float]:
+    [family] = QueueDepth(broker_workers.runtime.jobs).collect()
     return {s.labels["queue"]: s.value for s in family.samples}
 
 
 def test_queue_depth_counts_the_messages_each_in_process_queue_holds(
     api_settings: mc.Settings,
 ) -> None:
-    workers = setup(api_settings)  # no worker threads: messages stay queued
+    workers = process(api_settings, run_workers=False)  # no worker threads: messages stay queued
     try:
         assert depths(workers) == dict.fromkeys(QUEUES, 0)
         workers.actors.embed_traces.send(["mt_1"])
@@ -171,7 +173,7 @@ def test_queue_depth_counts_the_messages_each_in_process_queue_holds(
 def test_queue_depth_counts_the_messages_each_redis_queue_holds(
     api_settings: mc.Settings, redis_url: str
 ) -> None:
-    workers = setup(api_settings.model_copy(update={"redis_url": redis_url}))
+    workers = process(api_settings.model_copy(update={"redis_url": redis_url}), run_workers=False)
     try:
         workers.actors.ingest_batch.send(["turn_1"])
         assert depths(workers) == {"ingest": 1, "embed": 0, "maintenance": 0}
@@ -180,9 +182,11 @@ def test_queue_depth_counts_the_messages_each_redis_queue_holds(
 
 
 def test_queue_depth_is_left_out_while_redis_is_unreachable(api_settings: mc.Settings) -> None:
-    workers = setup(api_settings.model_copy(update={"redis_url": "redis://127.0.0.1:1/0"}))
+    workers = process(
+        api_settings.model_copy(update={"redis_url": "redis://127.0.0.1:1/0"}), run_workers=False
+    )
     try:
-        assert list(QueueDepth(workers.broker).collect()) == []
+        assert list(QueueDepth(workers.runtime.jobs).collect()) == []
     finally:
         workers.broker.close()
 

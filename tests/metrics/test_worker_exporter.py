@@ -11,8 +11,9 @@ import pytest
 from prometheus_client import CollectorRegistry, multiprocess
 
 import memory_core as mc
-from reverie.workers import setup
-from reverie.workers.broker import Exporter, build_broker, multiprocess_dir, serve_worker_metrics
+from reverie.compose import process
+from reverie.observability.workers import Exporter, multiprocess_dir, serve_worker_metrics
+from reverie.workers.broker import build_broker
 
 
 def test_the_worker_exporter_binds_loopback_by_default(tmp_path: Path) -> None:
@@ -37,7 +38,7 @@ def test_the_worker_exporter_takes_host_and_port_from_settings(tmp_path: Path) -
 
 def test_an_embedded_broker_carries_the_middleware_without_a_server(tmp_path: Path) -> None:
     settings = mc.load_settings(brain_url=f"sqlite:///{tmp_path / 'b.sqlite'}")
-    workers = setup(settings)
+    workers = process(settings, run_workers=False)
     try:
         [exporter] = [m for m in workers.broker.middleware if isinstance(m, Exporter)]
         assert exporter.forks == []  # the API's /metrics serves it
@@ -65,8 +66,8 @@ WORKER_RUN = textwrap.dedent(
     from pathlib import Path
     from dramatiq.brokers.stub import StubBroker
     import memory_core as mc
-    from memory_core.metrics import get_metrics
-    from reverie.workers.broker import Exporter
+    from reverie.observability.metrics import get_metrics
+    from reverie.observability.workers import Exporter
 
     directory = Path(sys.argv[1])
     settings = mc.load_settings(

@@ -18,8 +18,8 @@ from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 import memory_core as mc
-from reverie.api.app import create_app
-from reverie.workers import start_embedded
+from reverie.compose import app as api_app
+from reverie.compose import embedded
 from tests.conftest import LOCAL
 
 OPS = Path(__file__).resolve().parents[2] / "ops"
@@ -154,9 +154,9 @@ def exposed_names(tmp_path: Path) -> Iterator[set[str]]:
         data_dir=tmp_path / "data",
         embedder="stub",
     )
-    workers = start_embedded(settings, threads=1)
+    workers = embedded(settings, threads=1)
     try:
-        with TestClient(create_app(settings, workers), base_url=LOCAL) as client:
+        with TestClient(api_app(workers), base_url=LOCAL) as client:
             text = client.get("/metrics").text
     finally:
         workers.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import text
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
 from memory_core.schedule import PASS_LEASE, acquire_lease, is_due, last_pass
 
 HOUR = 3600.0
@@ -13,7 +14,7 @@ T0 = 1_800_000_000.0  # a fixed clock: every test passes now= explicitly
 
 def add(brain: mc.Brain, count: int, at: float) -> None:
     items = [mc.NewTrace(content=f"note {at} {i}") for i in range(count)]
-    mc.add_traces(brain, items, now=at)
+    mc.add_traces(brain, items, now=at, identity=SYSTEM)
 
 
 def log_pass(
@@ -101,8 +102,8 @@ def test_traces_added_while_the_pass_ran_count_as_new(
 
 def test_deleted_traces_are_not_new_work(brain: mc.Brain, settings: mc.Settings) -> None:
     add(brain, 2, T0)
-    trace_id = mc.add_trace(brain, "soon gone", now=T0)
-    mc.delete_trace(brain, trace_id)
+    trace_id = mc.add_trace(brain, "soon gone", now=T0, identity=SYSTEM)
+    mc.delete_trace(brain, trace_id, identity=SYSTEM)
     assert is_due(brain, settings_with(settings, 0, 0), now=T0 + HOUR).new_traces == 2
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import memory_core as mc
 from memory_core.schedule import lease_holder
-from reverie.scheduler import main
+from reverie import compose
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
@@ -63,4 +63,4 @@ def test_memctl_scheduler_runs_until_a_signal_and_gives_the_brain_back(
 
 def test_the_scheduler_process_needs_redis(settings: mc.Settings) -> None:
     with pytest.raises(mc.ConfigError, match="REVERIE_REDIS_URL"):
-        main(settings)
+        compose.scheduler(settings)

@@ -1,6 +1,6 @@
 """The scheduler's wiring: jobs and their options, firing, restarts, one per brain.
 
-The actors are the edge the scheduler talks to, so they are recording fakes;
+The queue is the edge the scheduler talks to, so it is a recording fake;
 the brain, the lease and APScheduler are real.  Intervals are fractions of a
 second; the cron job is driven by setting its next run time explicitly.
 """
@@ -21,6 +21,8 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from sqlalchemy import text
 
 import memory_core as mc
+from memory_core.auth import SYSTEM
+from memory_core.runtime import Runtime
 from memory_core.schedule import LeaseHeld, acquire_lease, lease_holder
 from reverie.scheduler import LeasedScheduler, build_scheduler
 from reverie.scheduler.jobs import DREAM_CRON, DREAM_DUE, LEASE, RECONCILE
@@ -59,9 +61,19 @@ class Recorder:
 
 
 @dataclass
-class FakeActors:
-    dream: Recorder = field(default_factory=Recorder)
-    reconcile: Recorder = field(default_factory=Recorder)
+class FakeJobs:
+    """The queue as far as the scheduler sends to it: the dream passes and reconcile
+    sweeps it asked for, by reason."""
+
+    dreams: Recorder = field(default_factory=Recorder)
+    reconciles: Recorder = field(default_factory=Recorder)
+
+    def dream(self, reason: str, pass_id: str | None) -> None:
+        assert pass_id is None  # the pass names itself
+        self.dreams.send(reason)
+
+    def reconcile(self) -> None:
+        self.reconciles.send()
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -85,11 +97,11 @@ def fast(settings: mc.Settings) -> mc.Settings:
 
 @pytest.fixture
 def make(brain: mc.Brain) -> Iterator[Callable[..., LeasedScheduler]]:
-    """``make(settings, actors)``: a background scheduler, shut down after the test."""
+    """``make(settings, jobs)``: a background scheduler, shut down after the test."""
     made: list[LeasedScheduler] = []
 
-    def _make(settings: mc.Settings, actors: Any) -> LeasedScheduler:
-        scheduler = build_scheduler(settings, actors, brain, background=True)
+    def _make(settings: mc.Settings, jobs: Any) -> LeasedScheduler:
+        scheduler = build_scheduler(Runtime(settings, brain, jobs), background=True)
         made.append(scheduler)
         return scheduler
 
@@ -101,7 +113,7 @@ def make(brain: mc.Brain) -> Iterator[Callable[..., LeasedScheduler]]:
 def test_every_job_is_registered_with_coalesce_one_instance_and_its_grace(
     settings: mc.Settings, brain: mc.Brain
 ) -> None:
-    scheduler = build_scheduler(settings, FakeActors(), brain, background=False)
+    scheduler = build_scheduler(Runtime(settings, brain, FakeJobs()), background=False)
     jobs = {job.id: job for job in scheduler.get_jobs()}
     assert set(jobs) == {DREAM_CRON, DREAM_DUE, RECONCILE, LEASE}
     assert all(job.coalesce is True for job in jobs.values())
@@ -113,14 +125,14 @@ def test_every_job_is_registered_with_coalesce_one_instance_and_its_grace(
     assert jobs[LEASE].trigger.interval == timedelta(seconds=10)
     assert not isinstance(scheduler, BackgroundScheduler)
     assert isinstance(scheduler, BlockingScheduler)
-    background = build_scheduler(settings, FakeActors(), brain, background=True)
+    background = build_scheduler(Runtime(settings, brain, FakeJobs()), background=True)
     assert isinstance(background, BackgroundScheduler)
 
 
 def test_the_dream_cron_fires_at_half_past_three_local_time(
     settings: mc.Settings, brain: mc.Brain
 ) -> None:
-    scheduler = build_scheduler(settings, FakeActors(), brain, background=True)
+    scheduler = build_scheduler(Runtime(settings, brain, FakeJobs()), background=True)
     trigger = scheduler.get_job(DREAM_CRON).trigger
     noon = datetime(2026, 3, 10, 12, 0, tzinfo=trigger.timezone)
     assert trigger.get_next_fire_time(None, noon) == datetime(
@@ -128,7 +140,9 @@ def test_the_dream_cron_fires_at_half_past_three_local_time(
     )
     weekly = settings.model_copy(update={"dream_cron": "15 2 * * sun"})
     trigger = (
-        build_scheduler(weekly, FakeActors(), brain, background=True).get_job(DREAM_CRON).trigger
+        build_scheduler(Runtime(weekly, brain, FakeJobs()), background=True)
+        .get_job(DREAM_CRON)
+        .trigger
     )
     assert trigger.get_next_fire_time(None, noon) == datetime(
         2026, 3, 15, 2, 15, tzinfo=trigger.timezone
@@ -139,57 +153,57 @@ def test_the_dream_cron_fires_at_half_past_three_local_time(
 def test_a_bad_crontab_is_a_config_error(settings: mc.Settings, brain: mc.Brain, cron: str) -> None:
     bad = settings.model_copy(update={"dream_cron": cron})
     with pytest.raises(mc.ConfigError, match="dream_cron"):
-        build_scheduler(bad, FakeActors(), brain, background=True)
+        build_scheduler(Runtime(bad, brain, FakeJobs()), background=True)
 
 
 def test_reconcile_is_sent_at_start_and_then_every_interval(
     fast: mc.Settings, make: Callable[..., LeasedScheduler]
 ) -> None:
-    actors = FakeActors()
-    scheduler = make(fast, actors)
+    jobs = FakeJobs()
+    scheduler = make(fast, jobs)
     scheduler.start()
-    wait_until(lambda: actors.reconcile.count() >= 1, timeout=1)
+    wait_until(lambda: jobs.reconciles.count() >= 1, timeout=1)
     time.sleep(5 * INTERVAL + 0.1)
     scheduler.shutdown()  # waits for a run in progress and its event
-    assert 5 <= actors.reconcile.count() <= 7
-    assert actors.reconcile.calls[0] == ()
+    assert 5 <= jobs.reconciles.count() <= 7
+    assert jobs.reconciles.calls[0] == ()
     stats = scheduler.stats.snapshot()[RECONCILE]
-    assert stats.fired == stats.sent == actors.reconcile.count()
+    assert stats.fired == stats.sent == jobs.reconciles.count()
     assert stats.last_run_at is not None and stats.failed == stats.missed == 0
-    assert actors.dream.count() == 0  # never due, and 03:30 is not now
+    assert jobs.dreams.count() == 0  # never due, and 03:30 is not now
 
 
 def test_the_due_check_sends_a_dream_only_when_due(
     fast: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler]
 ) -> None:
-    mc.add_trace(brain, "an old memory", now=time.time() - 7200)
-    not_due = FakeActors()
+    mc.add_trace(brain, "an old memory", now=time.time() - 7200, identity=SYSTEM)
+    not_due = FakeJobs()
     scheduler = make(fast, not_due)
     scheduler.start()
     wait_until(lambda: scheduler.stats.snapshot().get(DREAM_DUE, None) is not None)
     wait_until(lambda: scheduler.stats.snapshot()[DREAM_DUE].fired >= 3)
-    assert not_due.dream.count() == 0
+    assert not_due.dreams.count() == 0
     assert scheduler.stats.snapshot()[DREAM_DUE].sent == 0
     scheduler.shutdown()
 
-    due = FakeActors()
+    due = FakeJobs()
     settings = fast.model_copy(update={"dream_due_after_hours": 1, "dream_due_min_new_traces": 1})
     scheduler = make(settings, due)
     scheduler.start()
-    wait_until(lambda: due.dream.count() >= 1)
-    assert due.dream.calls[0] == ("due",)
+    wait_until(lambda: due.dreams.count() >= 1)
+    assert due.dreams.calls[0] == ("due",)
 
 
 def test_the_cron_job_sends_a_dream_with_reason_cron(
     settings: mc.Settings, make: Callable[..., LeasedScheduler]
 ) -> None:
-    actors = FakeActors()
-    scheduler = make(settings, actors)
+    jobs = FakeJobs()
+    scheduler = make(settings, jobs)
     scheduler.start()
     scheduler.modify_job(DREAM_CRON, next_run_time=datetime.now(UTC))
-    wait_until(lambda: actors.dream.count() == 1)
+    wait_until(lambda: jobs.dreams.count() == 1)
     scheduler.shutdown()  # waits for the run and its event
-    assert actors.dream.calls == [("cron",)]
+    assert jobs.dreams.calls == [("cron",)]
     assert scheduler.stats.snapshot()[DREAM_CRON].sent == 1
 
 
@@ -199,15 +213,15 @@ def test_a_cron_pass_missed_by_more_than_the_grace_is_skipped_not_run_late(
     # A schedule whose previous firing is far from now, so only the run time set below is due.
     later = datetime.now() + timedelta(hours=6)
     settings = settings.model_copy(update={"dream_cron": f"{later.minute} {later.hour} * * *"})
-    actors = FakeActors()
-    scheduler = make(settings, actors)
+    jobs = FakeJobs()
+    scheduler = make(settings, jobs)
     scheduler.start()
     scheduler.modify_job(DREAM_CRON, next_run_time=datetime.now(UTC) - timedelta(hours=2))
     wait_until(lambda: scheduler.stats.snapshot().get(DREAM_CRON) is not None)
     assert scheduler.stats.snapshot()[DREAM_CRON].missed == 1
-    assert actors.dream.count() == 0
+    assert jobs.dreams.count() == 0
     scheduler.modify_job(DREAM_CRON, next_run_time=datetime.now(UTC) - timedelta(minutes=10))
-    wait_until(lambda: actors.dream.count() == 1)  # late, but within the hour's grace
+    wait_until(lambda: jobs.dreams.count() == 1)  # late, but within the hour's grace
 
 
 class RunLog:
@@ -231,15 +245,15 @@ class RunLog:
 def test_a_restarted_scheduler_replays_nothing_of_its_downtime(
     fast: mc.Settings, make: Callable[..., LeasedScheduler]
 ) -> None:
-    first = make(fast, FakeActors())
+    first = make(fast, FakeJobs())
     first.start()
     time.sleep(2 * INTERVAL)
     first.shutdown()
     down_from = datetime.now(UTC)
     time.sleep(6 * INTERVAL)  # down for six intervals
 
-    actors = FakeActors()
-    second = make(fast, actors)
+    jobs = FakeJobs()
+    second = make(fast, jobs)
     runs = RunLog(second)
     second.start()
     started = datetime.now(UTC)
@@ -248,18 +262,18 @@ def test_a_restarted_scheduler_replays_nothing_of_its_downtime(
     assert runs.scheduled(RECONCILE, down_from, started) == 1
     assert runs.scheduled(DREAM_DUE, down_from, started) == 1
     assert runs.scheduled(DREAM_CRON, down_from, datetime.now(UTC)) == 0
-    assert actors.dream.count() == 0
+    assert jobs.dreams.count() == 0
 
 
 def test_downtime_of_a_running_scheduler_is_one_catch_up_run_not_a_burst(
     fast: mc.Settings, make: Callable[..., LeasedScheduler]
 ) -> None:
     """Paused = the process or host suspended: run times pass while nothing runs."""
-    actors = FakeActors()
-    scheduler = make(fast, actors)
+    jobs = FakeJobs()
+    scheduler = make(fast, jobs)
     runs = RunLog(scheduler)
     scheduler.start()
-    wait_until(lambda: actors.reconcile.count() >= 1)
+    wait_until(lambda: jobs.reconciles.count() >= 1)
 
     def runs_for_missed_times() -> int:
         scheduler.pause()
@@ -279,26 +293,26 @@ def test_downtime_of_a_running_scheduler_is_one_catch_up_run_not_a_burst(
 def test_a_run_still_going_is_not_joined_by_another(
     fast: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler]
 ) -> None:
-    mc.add_trace(brain, "an old memory", now=time.time() - 7200)
+    mc.add_trace(brain, "an old memory", now=time.time() - 7200, identity=SYSTEM)
     settings = fast.model_copy(update={"dream_due_after_hours": 1, "dream_due_min_new_traces": 1})
-    actors = FakeActors()
-    actors.dream.hold = threading.Event()  # the due check's send takes long
-    scheduler = make(settings, actors)
+    jobs = FakeJobs()
+    jobs.dreams.hold = threading.Event()  # the due check's send takes long
+    scheduler = make(settings, jobs)
     scheduler.start()
     wait_until(lambda: scheduler.stats.snapshot().get(DREAM_DUE, None) is not None, timeout=5)
     wait_until(lambda: scheduler.stats.snapshot()[DREAM_DUE].skipped >= 2)
-    actors.dream.hold.set()
-    assert actors.dream.most_running == 1
+    jobs.dreams.hold.set()
+    assert jobs.dreams.most_running == 1
 
 
 def test_a_failing_job_is_counted_and_keeps_its_schedule(
     fast: mc.Settings, make: Callable[..., LeasedScheduler]
 ) -> None:
-    actors = FakeActors()
-    actors.reconcile.fail = RuntimeError("broker down")
-    scheduler = make(fast, actors)
+    jobs = FakeJobs()
+    jobs.reconciles.fail = RuntimeError("broker down")
+    scheduler = make(fast, jobs)
     scheduler.start()
-    wait_until(lambda: actors.reconcile.count() >= 2)
+    wait_until(lambda: jobs.reconciles.count() >= 2)
     scheduler.shutdown()
     stats = scheduler.stats.snapshot()[RECONCILE]
     assert stats.failed >= 1 and stats.fired == 0
@@ -308,20 +322,20 @@ def test_a_failing_job_is_counted_and_keeps_its_schedule(
 def test_a_second_scheduler_on_the_same_brain_refuses_to_start(
     settings: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler]
 ) -> None:
-    first = make(settings, FakeActors())
+    first = make(settings, FakeJobs())
     first.start()
-    actors = FakeActors()
-    second = make(settings, actors)
+    jobs = FakeJobs()
+    second = make(settings, jobs)
     with pytest.raises(LeaseHeld, match="another scheduler") as refused:
         second.start()
     assert first.lease.holder in str(refused.value)
-    assert not second.running and actors.reconcile.count() == 0
+    assert not second.running and jobs.reconciles.count() == 0
     held = lease_holder(brain, "scheduler")
     assert held is not None and held.holder == first.lease.holder
 
     first.shutdown()
     assert lease_holder(brain, "scheduler") is None
-    third = make(settings, FakeActors())
+    third = make(settings, FakeJobs())
     third.start()
     assert third.running
 
@@ -332,9 +346,9 @@ def test_a_dead_schedulers_lease_is_taken_over_once_expired(
     ttl = settings.scheduler_lease_ttl_s
     acquire_lease(brain, "scheduler", "crashed-host:1:dead", ttl, now=time.time() - ttl / 2)
     with pytest.raises(LeaseHeld, match="crashed-host"):
-        make(settings, FakeActors()).start()
+        make(settings, FakeJobs()).start()
     acquire_lease(brain, "scheduler", "crashed-host:1:dead", ttl, now=time.time() - ttl - 1)
-    scheduler = make(settings, FakeActors())
+    scheduler = make(settings, FakeJobs())
     scheduler.start()
     held = lease_holder(brain, "scheduler")
     assert held is not None and held.holder == scheduler.lease.holder
@@ -344,7 +358,7 @@ def test_the_lease_is_renewed_while_the_scheduler_runs(
     settings: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler]
 ) -> None:
     short = settings.model_copy(update={"scheduler_lease_ttl_s": 0.6})
-    scheduler = make(short, FakeActors())
+    scheduler = make(short, FakeJobs())
     scheduler.start()
     time.sleep(1.5)  # more than twice the TTL
     held = lease_holder(brain, "scheduler")
@@ -357,8 +371,8 @@ def test_a_scheduler_whose_lease_was_taken_stops_itself(
     fast: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler]
 ) -> None:
     settings = fast.model_copy(update={"scheduler_lease_ttl_s": 0.6})
-    actors = FakeActors()
-    scheduler = make(settings, actors)
+    jobs = FakeJobs()
+    scheduler = make(settings, jobs)
     scheduler.start()
     with brain.transaction() as conn:  # it stalled past its TTL and another took over
         conn.execute(
@@ -369,6 +383,6 @@ def test_a_scheduler_whose_lease_was_taken_stops_itself(
     assert scheduler.lost_lease
     held = lease_holder(brain, "scheduler")
     assert held is not None and held.holder == "thief"
-    sent = actors.reconcile.count()
+    sent = jobs.reconciles.count()
     time.sleep(2 * INTERVAL)
-    assert actors.reconcile.count() == sent
+    assert jobs.reconciles.count() == sent

@@ -1,6 +1,6 @@
 """Nothing lost: worker processes killed with -9, Redis flushed mid-run.
 
-Real worker processes (the dramatiq CLI over reverie.workers.entry) on a real Redis,
+Real worker processes (the dramatiq CLI, as memctl worker starts it) on a real Redis,
 real SQLite brain file.  After each disaster every turn is ingested exactly
 once: one episode per turn, no duplicate fact, every inbox row done.
 """
@@ -20,8 +20,9 @@ import redis
 from sqlalchemy import text
 
 import memory_core as mc
-from memory_core import ingest, reconcile
-from reverie.workers import Workers, setup
+from memory_core import ingest, jobs
+from memory_core.auth import SYSTEM
+from reverie.compose import WORKER_BROKER, Process, process
 
 pytestmark = pytest.mark.slow
 
@@ -58,7 +59,7 @@ class WorkerGroup:
                 sys.executable,
                 "-m",
                 "dramatiq",
-                "reverie.workers.entry",
+                WORKER_BROKER,
                 "--processes",
                 "1",
                 "--threads",
@@ -99,21 +100,21 @@ def group(env: dict[str, str]) -> Iterator[WorkerGroup]:
 
 
 @pytest.fixture
-def sender(env: dict[str, str]) -> Iterator[tuple[mc.Settings, mc.Brain, Workers]]:
+def sender(env: dict[str, str]) -> Iterator[tuple[mc.Settings, mc.Brain, Process]]:
     settings = mc.load_settings(
         brain_url=env["REVERIE_BRAIN_URL"], redis_url=env["REVERIE_REDIS_URL"], embedder="stub"
     )
     brain = mc.open_brain(settings)
-    workers = setup(settings)
+    workers = process(settings, run_workers=False)
     yield settings, brain, workers
     workers.broker.close()
 
 
-def post_turns(brain: mc.Brain, workers: Workers, n: int) -> list[str]:
+def post_turns(brain: mc.Brain, workers: Process, n: int) -> list[str]:
     ids = []
     for i in range(n):
         turn = ingest.Turn(f"{USERS[i % len(USERS)]} (turn {i})", "Noted.", "user", f"u{i % 7}")
-        turn_id = ingest.accept_turn(brain, turn).turn_id
+        turn_id = ingest.accept_turn(brain, turn, identity=SYSTEM).turn_id
         workers.actors.ingest_turn.send(turn_id)
         ids.append(turn_id)
     return ids
@@ -157,7 +158,7 @@ def assert_exactly_once(brain: mc.Brain, n: int) -> None:
 
 
 def test_a_worker_killed_with_sigkill_mid_run_loses_and_duplicates_nothing(
-    group: WorkerGroup, sender: tuple[mc.Settings, mc.Brain, Workers]
+    group: WorkerGroup, sender: tuple[mc.Settings, mc.Brain, Process]
 ) -> None:
     _, brain, workers = sender
     ids = post_turns(brain, workers, 5000)  # a backlog first, so the kill lands mid-run
@@ -172,7 +173,7 @@ def test_a_worker_killed_with_sigkill_mid_run_loses_and_duplicates_nothing(
 
 
 def test_flushing_redis_mid_run_then_reconcile_ingests_every_turn_once(
-    group: WorkerGroup, sender: tuple[mc.Settings, mc.Brain, Workers], redis_url: str
+    group: WorkerGroup, sender: tuple[mc.Settings, mc.Brain, Process], redis_url: str
 ) -> None:
     settings, brain, workers = sender
     # One turn per job, and a backlog before the worker starts, so that the
@@ -185,7 +186,7 @@ def test_flushing_redis_mid_run_then_reconcile_ingests_every_turn_once(
     time.sleep(1.0)
     lost = len(ids) - done_count(brain)
     assert lost > 0, "the flush came too late to lose anything"
-    plan = reconcile.plan(brain, settings, None, older_than=0.0)
+    plan = jobs.plan(brain, settings, None, older_than=0.0)
     for turn_id in plan.turn_ids:
         workers.actors.ingest_turn.send(turn_id)
     wait_for(lambda: done_count(brain) == len(ids), 300)

@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 import memory_core as mc
-from reverie.api.app import create_app
-from reverie.workers import start_embedded
+from reverie.compose import app as api_app
+from reverie.compose import embedded
 from tests.conftest import LOCAL
 
 
@@ -31,9 +31,9 @@ def test_an_embedded_process_loads_the_model_once(
     settings = mc.load_settings(
         brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}", data_dir=tmp_path, embedder="minilm"
     )
-    workers = start_embedded(settings, threads=2)
+    workers = embedded(settings, threads=2)
     try:
-        with TestClient(create_app(settings, workers), base_url=LOCAL) as client:
+        with TestClient(api_app(workers), base_url=LOCAL) as client:
             turn = {"user": "I grow tomatoes on the balcony.", "assistant": "Nice!"}
             posted = client.post("/v1/turns", json={**turn, "scope": "user", "scope_id": "ana"})
             assert posted.status_code == 202

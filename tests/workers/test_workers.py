@@ -1,21 +1,21 @@
-"""Workers on the embedded broker and on a real Redis: the same suite for both."""
+"""Process on the embedded broker and on a real Redis: the same suite for both."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
-import dramatiq
 import pytest
 from sqlalchemy import text
 
 import memory_core as mc
 from memory_core import ingest
-from reverie.workers import Workers, setup, start_embedded
+from memory_core.auth import SYSTEM
+from reverie.compose import Process, embedded
 
 
 @pytest.fixture(params=["embedded", "redis"])
-def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[mc.Settings, Workers]]:
+def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[mc.Settings, Process]]:
     overrides: dict[str, object] = {
         "brain_url": f"sqlite:///{tmp_path / 'brain.sqlite'}",
         "data_dir": tmp_path / "data",
@@ -24,17 +24,12 @@ def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[mc.S
     if request.param == "redis":
         overrides["redis_url"] = request.getfixturevalue("redis_url")
     settings = mc.load_settings(**overrides)
-    if request.param == "embedded":
-        workers = start_embedded(settings, threads=2)
-    else:
-        workers = setup(settings)
-        workers.worker = dramatiq.Worker(workers.broker, worker_threads=2, worker_timeout=100)
-        workers.worker.start()
+    workers = embedded(settings, threads=2)  # worker threads on either queue
     yield settings, workers
     workers.stop()
 
 
-def post(brain: mc.Brain, workers: Workers, user: str, **kw: object) -> str:
+def post(brain: mc.Brain, workers: Process, user: str, **kw: object) -> str:
     turn = ingest.Turn(
         user=user,
         assistant=kw.pop("assistant", "ok"),  # type: ignore[arg-type]
@@ -42,21 +37,28 @@ def post(brain: mc.Brain, workers: Workers, user: str, **kw: object) -> str:
         scope_id="alice",
         **kw,
     )  # type: ignore[arg-type]
-    turn_id = ingest.accept_turn(mc.open_brain(brain.settings), turn).turn_id
+    turn_id = ingest.accept_turn(mc.open_brain(brain.settings), turn, identity=SYSTEM).turn_id
     workers.actors.ingest_turn.send(turn_id)
     return turn_id
 
 
 def test_posted_turns_become_searchable_episodes_facts_and_vectors(
-    stack: tuple[mc.Settings, Workers],
+    stack: tuple[mc.Settings, Process],
 ) -> None:
     settings, workers = stack
     brain = mc.open_brain(settings)
     ids = [post(brain, workers, f"I love hiking in the Alps number {i}.") for i in range(20)]
     workers.join()
     for turn_id in ids:
-        assert ingest.turn_status(brain, turn_id)["status"] == "done"
-    hits = mc.search(brain, "hiking", type="episodic", limit=100).results
+        assert ingest.turn_status(brain, turn_id, identity=SYSTEM)["status"] == "done"
+    hits = mc.search(
+        brain,
+        "hiking",
+        type="episodic",
+        limit=100,
+        embedder=workers.runtime.query_embedder,
+        identity=SYSTEM,
+    ).results
     assert len(hits) == 20
     with brain.read() as conn:
         unembedded = conn.execute(
@@ -72,7 +74,7 @@ def test_posted_turns_become_searchable_episodes_facts_and_vectors(
     assert facts >= 1
 
 
-def test_a_redelivered_ingest_message_is_harmless(stack: tuple[mc.Settings, Workers]) -> None:
+def test_a_redelivered_ingest_message_is_harmless(stack: tuple[mc.Settings, Process]) -> None:
     settings, workers = stack
     brain = mc.open_brain(settings)
     turn_id = post(brain, workers, "I moved to Lisbon last month.")
@@ -90,30 +92,30 @@ def test_a_redelivered_ingest_message_is_harmless(stack: tuple[mc.Settings, Work
     assert episodes == 1
 
 
-def test_retrieval_feedback_is_recorded_by_a_job(stack: tuple[mc.Settings, Workers]) -> None:
+def test_retrieval_feedback_is_recorded_by_a_job(stack: tuple[mc.Settings, Process]) -> None:
     from memory_core import feedback
 
     settings, workers = stack
     brain = mc.open_brain(settings)
-    a = mc.add_trace(brain, "walrus facts")
+    a = mc.add_trace(brain, "walrus facts", identity=SYSTEM)
     workers.actors.record_retrieval.send(feedback.new_event_id(), [a], 1234.0)
     workers.join()
-    assert mc.get_trace(brain, a).retrieval_count == 1
+    assert mc.get_trace(brain, a, identity=SYSTEM).retrieval_count == 1
 
 
-def test_reconcile_picks_up_turns_the_queue_never_got(stack: tuple[mc.Settings, Workers]) -> None:
+def test_reconcile_picks_up_turns_the_queue_never_got(stack: tuple[mc.Settings, Process]) -> None:
     settings, workers = stack
     brain = mc.open_brain(settings)
     lost = [
         ingest.accept_turn(
-            brain, ingest.Turn(f"lost turn {i}", "ok", "user", "alice"), now=1.0
+            brain, ingest.Turn(f"lost turn {i}", "ok", "user", "alice"), now=1.0, identity=SYSTEM
         ).turn_id
         for i in range(5)
     ]
-    unembedded = mc.add_trace(brain, "added while the workers were away")
+    unembedded = mc.add_trace(brain, "added while the workers were away", identity=SYSTEM)
     workers.actors.reconcile.send()
     workers.join()
-    assert all(ingest.turn_status(brain, t)["status"] == "done" for t in lost)
+    assert all(ingest.turn_status(brain, t, identity=SYSTEM)["status"] == "done" for t in lost)
     with brain.read() as conn:
         assert (
             conn.execute(
@@ -139,7 +141,7 @@ def test_llm_down_turns_are_still_ingested_and_the_failure_counted(
         llm_timeout_s=1.0,
         llm_api_key="sk-secret-key",
     )
-    workers = start_embedded(settings, threads=2)
+    workers = embedded(settings, threads=2)
     try:
         brain = mc.open_brain(settings)
         ids = [
@@ -148,9 +150,10 @@ def test_llm_down_turns_are_still_ingested_and_the_failure_counted(
         workers.join()
     finally:
         workers.stop()
-    assert all(ingest.turn_status(brain, t)["status"] == "done" for t in ids)
-    assert mc.search(brain, "window seats", tags=["turn"]).results
-    stats = workers.actors.runtime.stats
+    assert all(ingest.turn_status(brain, t, identity=SYSTEM)["status"] == "done" for t in ids)
+    found = mc.search(brain, "window seats", tags=["turn"], embedder=None, identity=SYSTEM)
+    assert found.results
+    stats = workers.actors.stats
     assert stats["turns_ingested"] == 3
     assert stats["extractor_fallbacks"] == 3 and stats["llm_failures"] == 3
     assert any("falling back" in r.getMessage() for r in caplog.records)

@@ -1,13 +1,14 @@
 """The MCP server: Reverie's memory tools and resources for any MCP client.
 
-Tools: the memory tools of :data:`memory_core.tools.TOOL_SCHEMAS`, the one table
+Tools: the memory tools of :data:`memory_core.tools.TOOLS`, the one table
 REST's ``/v1/tools`` lists too, with the same schemas and results
-(:func:`memory_core.call_tool`); ``memory_post_turn`` hands its turn to the
-transport's :data:`SubmitTurn` (the API's group commit, or commit and enqueue).
-Resources: ``memory://memories/{id}`` and ``memory://proposals``.
+(:func:`memory_core.call_tool`); ``memory_post_turn`` goes through the
+runtime's group commit and queue, as ``POST /v1/turns`` does.  Resources:
+``memory://memories/{id}`` and ``memory://proposals``.
 
-Who calls is the transport's business: over HTTP each request's bearer token
-(:mod:`api.mcp_http`), over stdio the token ``memctl mcp`` was started with.
+The server knows no transport: who calls is the transport's business, over
+HTTP each request's bearer token (``reverie.api.mcp_http``), over stdio the
+token ``memctl mcp`` was started with (:mod:`reverie.mcp.stdio`).
 Either puts a :class:`Caller` in :data:`CALLER` before a request reaches the
 handlers here, and every tool and resource checks that caller's
 capabilities and scope ids in memory_core.  A refused tool call is a tool
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
@@ -32,10 +33,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 import memory_core as mc
-from memory_core import auth, ingest, proposals
-from memory_core.tools import TOOL_SCHEMAS, ToolContext
-from reverie.api import jobs
-from reverie.workers import Workers
+from memory_core import auth, proposals
+from memory_core.runtime import Runtime
+from memory_core.tools import TOOLS, Tool, ToolContext
 
 log = logging.getLogger(__name__)
 
@@ -54,68 +54,30 @@ class Caller:
 
 CALLER: ContextVar[Caller] = ContextVar("reverie_mcp_caller")
 
-_HINTS: dict[str, types.ToolAnnotations] = {
-    "memory_search": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
-    "memory_read": types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
-    "memory_delete": types.ToolAnnotations(destructive_hint=True, open_world_hint=False),
-    "memory_merge": types.ToolAnnotations(destructive_hint=True, open_world_hint=False),
-}
-
-# Accept a turn durably and enqueue its ingestion: (accepted, enqueued).
-SubmitTurn = Callable[[ingest.Turn, mc.Identity], tuple[ingest.Accepted, bool]]
-
 
 @dataclass
 class Memory:
-    """What the tools and resources act on: the brain, its settings and workers."""
+    """What the tools and resources act on: the process's runtime."""
 
-    brain: mc.Brain
-    settings: mc.Settings
-    workers: Workers
-    submit_turn: SubmitTurn
+    runtime: Runtime
 
     def call(self, name: str, arguments: Any, caller: Caller) -> dict[str, Any]:
         """One tool call's JSON result, or ``{"error": {"code", "message"}}``."""
-        context = ToolContext(
-            self.brain,
-            caller.scope_ids,
-            self._reflect,
-            caller.identity,
-            embedder=self.workers.actors.runtime.search_embedder(),
-            submit_turn=lambda turn: self.submit_turn(turn, caller.identity),
-        )
-        result = mc.call_tool(name, arguments, context)
-        if "error" not in result:
-            jobs.after_tool(self.workers, self.settings, name, arguments, result)
-        return result
+        context = ToolContext.of(self.runtime, caller.identity, caller.scope_ids)
+        return mc.call_tool(name, arguments, context)
 
     def read(self, uri: str, caller: Caller) -> str:
         """A resource's JSON text; :class:`~memory_core.ReverieError` when refused."""
         caller.identity.require(auth.READ)
-        within = caller.identity.within
+        brain = self.runtime.brain
         if uri == PROPOSALS_URI:
-            found = proposals.list_proposals(self.brain, self.settings, within=within)
+            settings = self.runtime.settings
+            found = proposals.list_proposals(brain, settings, identity=caller.identity)
             return _json({"proposals": [p.to_dict() for p in found]})
         trace_id = uri.removeprefix(MEMORY_URI) if uri.startswith(MEMORY_URI) else ""
         if not trace_id or "/" in trace_id:
             raise mc.NotFound(f"no resource {uri}")
-        return _json(mc.get_trace(self.brain, trace_id, within=within).to_dict())
-
-    def _reflect(self) -> dict[str, Any]:
-        return self.workers.actors.queue_reflect()
-
-
-def accept_and_enqueue(brain: mc.Brain, workers: Workers) -> SubmitTurn:
-    """Submit a turn outside the API: commit it to the inbox, then enqueue its ingest job."""
-
-    def submit(turn: ingest.Turn, identity: mc.Identity) -> tuple[ingest.Accepted, bool]:
-        accepted = ingest.accept_turn(brain, turn, within=identity.within)
-        if accepted.duplicate:
-            return accepted, False
-        send = workers.actors.ingest_batch.send
-        return accepted, jobs.enqueue("ingest", send, [accepted.turn_id])
-
-    return submit
+        return _json(mc.get_trace(brain, trace_id, identity=caller.identity).to_dict())
 
 
 def _json(doc: Any) -> str:
@@ -148,16 +110,24 @@ def tool_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
 
 
 def _tools() -> list[types.Tool]:
-    specs = TOOL_SCHEMAS
     return [
         types.Tool(
-            name=name,
-            description=spec["description"],
-            input_schema=spec["parameters"],
-            annotations=_HINTS.get(name),
+            name=tool.name,
+            description=tool.description,
+            input_schema=tool.parameters,
+            annotations=_hints(tool),
         )
-        for name, spec in specs.items()
+        for tool in TOOLS.values()
     ]
+
+
+def _hints(tool: Tool) -> types.ToolAnnotations | None:
+    """What a client may tell its user about a tool: read-only or destructive."""
+    if tool.read_only:
+        return types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    if tool.destructive:
+        return types.ToolAnnotations(destructive_hint=True, open_world_hint=False)
+    return None
 
 
 def _refusal(e: mc.ReverieError) -> MCPError:

@@ -1,0 +1,196 @@
+"""What the library leaves to a queue, and how it finds work the queue lost.
+
+The brain is the truth and the queue only an accelerator.  The library never
+imports a queue: it names its jobs in the :class:`JobSender` protocol, which a
+process's composition root fills (dramatiq actors, or nothing at all for a
+one-shot command).  :class:`Jobs` sends through it so that a broker that is
+down never fails the call that left the work: the brain already holds it, and
+reconcile (:func:`plan`, :func:`dispatch`) finds turns still pending after a
+timeout and traces lacking embeddings and sends them again.  Losing Redis (a
+flush, a restart, a worker killed with -9) therefore loses no turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from memory_core.db import Brain
+from memory_core.embedders.base import Embedder
+from memory_core.feedback import new_event_id
+from memory_core.ingest import stale_pending
+from memory_core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# The queues the jobs go to: ingestion, embedding and maintenance apart, so an
+# embedding backlog never delays ingestion.
+QUEUES = ("ingest", "embed", "maintenance")
+
+
+class JobSender(Protocol):
+    """Where the library's follow-up work goes: one message per job, run by workers.
+
+    Every job is idempotent (the brain decides whether work is left), so a
+    message sent twice is harmless.  A method raises when the queue is down.
+    """
+
+    def ingest(self, turn_ids: Sequence[str]) -> None:
+        """Ingest these inbox turns."""
+
+    def embed(self, trace_ids: Sequence[str]) -> None:
+        """Embed these traces (one batch)."""
+
+    def record_retrieval(self, event_id: str, trace_ids: Sequence[str], at: float) -> None:
+        """Apply one search's retrieval feedback."""
+
+    def dream(self, reason: str, pass_id: str | None) -> None:
+        """Run one dream pass (under ``pass_id`` when given)."""
+
+    def reconcile(self) -> None:
+        """Find and re-send the work the queue lost."""
+
+    def depth(self, queue: str) -> int:
+        """Messages of ``queue`` not yet acknowledged."""
+
+    def ping(self) -> None:
+        """Raise when the queue cannot be reached."""
+
+
+class NoQueue:
+    """No queue: a one-shot command's work stays in the brain, where reconcile finds it."""
+
+    def ingest(self, turn_ids: Sequence[str]) -> None:
+        raise _not_queued("ingest")
+
+    def embed(self, trace_ids: Sequence[str]) -> None:
+        raise _not_queued("embed")
+
+    def record_retrieval(self, event_id: str, trace_ids: Sequence[str], at: float) -> None:
+        raise _not_queued("record_retrieval")
+
+    def dream(self, reason: str, pass_id: str | None) -> None:
+        raise _not_queued("dream")
+
+    def reconcile(self) -> None:
+        raise _not_queued("reconcile")
+
+    def depth(self, queue: str) -> int:
+        return 0
+
+    def ping(self) -> None:
+        return None
+
+
+class NotQueued(RuntimeError):
+    """Raised when work is sent where no queue runs (a one-shot command)."""
+
+
+def _not_queued(job: str) -> NotQueued:
+    return NotQueued(f"{job}: no queue in this process")
+
+
+class Jobs:
+    """The follow-up work of a call, sent so that a queue that is down never fails it.
+
+    Each method answers whether the message went out; a refusal is logged
+    (reconcile sends it later), except where no queue runs at all.
+    """
+
+    def __init__(self, sender: JobSender, settings: Settings) -> None:
+        self.sender = sender
+        self.settings = settings
+
+    @property
+    def queued(self) -> bool:
+        """Whether a queue takes the work (False in a one-shot command)."""
+        return not isinstance(self.sender, NoQueue)
+
+    def ingest(self, turn_ids: Sequence[str]) -> bool:
+        """Queue the ingestion of committed inbox turns."""
+        return bool(turn_ids) and self._send("ingest", self.sender.ingest, list(turn_ids))
+
+    def embed(self, trace_ids: Sequence[str]) -> bool:
+        """Queue vectors for traces whose content is new, in batches."""
+        if self.settings.embedder == "none" or not trace_ids:
+            return False
+        size = self.settings.embed_batch_size
+        ids = list(trace_ids)
+        return all(
+            self._send("embed", self.sender.embed, ids[lo : lo + size])
+            for lo in range(0, len(ids), size)
+        )
+
+    def retrieved(self, trace_ids: Sequence[str], at: float | None = None) -> bool:
+        """Queue the retrieval feedback of a search that returned ``trace_ids``."""
+        if not trace_ids:
+            return False
+        at = time.time() if at is None else at
+        event = new_event_id()
+        return self._send("record_retrieval", self.sender.record_retrieval, event, trace_ids, at)
+
+    def dream(self, reason: str, pass_id: str | None = None) -> bool:
+        """Queue one dream pass."""
+        return self._send("dream", self.sender.dream, reason, pass_id)
+
+    def reconcile(self) -> bool:
+        """Queue a reconcile sweep."""
+        return self._send("reconcile", self.sender.reconcile)
+
+    def _send(self, what: str, send: Callable[..., None], *args: Any) -> bool:
+        try:
+            send(*args)
+            return True
+        except NotQueued:
+            return False
+        except Exception as e:  # the broker is foreign code; the brain holds the work
+            log.warning("could not enqueue %s: %s", what, e)
+            return False
+
+
+@dataclass(frozen=True)
+class ReconcilePlan:
+    """What reconcile found: turns still pending and traces without vectors."""
+
+    turn_ids: list[str] = field(default_factory=list)
+    unembedded_ids: list[str] = field(default_factory=list)
+
+
+def plan(
+    brain: Brain,
+    settings: Settings,
+    embedder: Embedder | None,
+    *,
+    limit: int = 10_000,
+    older_than: float | None = None,
+) -> ReconcilePlan:
+    """Pending turns older than ``reconcile_after_s`` and traces without vectors."""
+    turns = stale_pending(
+        brain,
+        older_than=settings.reconcile_after_s if older_than is None else older_than,
+        limit=limit,
+    )
+    missing: list[str] = []
+    if embedder is not None:
+        from memory_core.embeddings import traces_missing_embeddings
+
+        missing = traces_missing_embeddings(brain, embedder.name, limit)
+    return ReconcilePlan(turns, missing)
+
+
+INGEST_BATCH = 64  # turns an ingest job re-enqueued by reconcile takes
+
+
+def dispatch(found: ReconcilePlan, jobs: JobSender, embed_batch: int) -> None:
+    """Send what :func:`plan` found: its turns in batches and, when no embed job is
+    waiting, its traces without vectors (those behind a backlog are not lost; only
+    an empty queue with traces still lacking vectors means messages went missing)."""
+    for start in range(0, len(found.turn_ids), INGEST_BATCH):
+        jobs.ingest(found.turn_ids[start : start + INGEST_BATCH])
+    if found.unembedded_ids and jobs.depth("embed") == 0:
+        ids = found.unembedded_ids
+        for start in range(0, len(ids), embed_batch):
+            jobs.embed(ids[start : start + embed_batch])

@@ -1,0 +1,249 @@
+"""The eight agent-facing memory tools: one table that every adapter reads.
+
+:data:`TOOLS` holds each tool once -- its name, description, JSON Schema of
+arguments (:mod:`memory_core.tools.schemas`), the capabilities it needs, its
+handler, the follow-up work it leaves to the workers and how it may be
+described to a client (read-only, destructive) -- and REST's ``/v1/tools``,
+MCP and the Python API all list and call the tools from it.
+:func:`call_tool` is the single entry point: it validates the arguments
+against the schema itself, checks the caller's capabilities, runs the tool
+and queues its follow-up, answering a JSON-ready result.  A refused call
+answers ``{"error": {"code", "message"}}`` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+
+from memory_core.auth import DELETE, DREAM, READ, WRITE, Identity
+from memory_core.db import Brain
+from memory_core.errors import InvalidArgument, NotEnabled, ReverieError
+from memory_core.ingest import Accepted, Turn
+from memory_core.jobs import Jobs
+from memory_core.query_embedding import SearchEmbedder
+from memory_core.tools import handlers, schemas
+
+if TYPE_CHECKING:
+    from memory_core.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[dict[str, Any], "ToolContext"], dict[str, Any]]
+FollowUp = Callable[[dict[str, Any], dict[str, Any], Jobs], None]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One memory tool: everything any adapter needs to offer it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    needs: tuple[str, ...]  # capabilities of the caller (memory_core.auth)
+    handler: Handler
+    follow_up: FollowUp | None = None  # queued after a successful call
+    read_only: bool = False  # changes nothing
+    destructive: bool = False  # may delete memories
+
+    @cached_property
+    def validator(self) -> Any:
+        return Draft202012Validator(self.parameters)
+
+    def spec(self) -> dict[str, Any]:
+        """Its description and parameters, as a function definition takes them."""
+        return {"description": self.description, "parameters": self.parameters}
+
+
+_TABLE = (
+    Tool(
+        "memory_add",
+        "Store a new memory trace. Returns its id; searchable at once.",
+        schemas.ADD,
+        (WRITE,),
+        handlers.add,
+        handlers.embed_added,
+    ),
+    Tool(
+        "memory_update",
+        "Replace the content and/or tags of an existing memory trace.",
+        schemas.UPDATE,
+        (WRITE,),
+        handlers.update,
+        handlers.embed_updated,
+    ),
+    Tool(
+        "memory_delete",
+        "Soft-delete a memory trace: it stays for audit, search never shows it.",
+        schemas.DELETE,
+        (DELETE,),
+        handlers.delete,
+        destructive=True,
+    ),
+    Tool(
+        "memory_merge",
+        "Merge two or more traces into the most-retrieved one; contents are joined "
+        "with ' | ' unless mergedContent is given, tags unioned, the rest soft-deleted.",
+        schemas.MERGE,
+        (WRITE, DELETE),  # it deletes the merged-away traces
+        handlers.merge,
+        handlers.embed_merged,
+        destructive=True,
+    ),
+    Tool(
+        "memory_search",
+        "Search memory, best match first. The query takes FTS5 syntax (AND, OR, NOT, "
+        '"phrase", prefix*) or plain words.',
+        schemas.SEARCH,
+        (READ,),
+        handlers.search,
+        handlers.record_retrieval,
+        read_only=True,
+    ),
+    Tool(
+        "memory_reflect",
+        "Run a consolidation (dream) pass: prune, merge, strengthen, derive, compact, "
+        "re-index. A server queues it for its workers and answers its passId at once.",
+        schemas.REFLECT,
+        (DREAM,),
+        handlers.reflect,
+    ),
+    Tool(
+        "memory_post_turn",
+        "Record one exchange of the conversation. It is stored verbatim and its facts "
+        "extracted in the background; searchable within seconds.",
+        schemas.POST_TURN,
+        (WRITE,),
+        handlers.post_turn,
+    ),
+    Tool(
+        "memory_read",
+        "One memory trace in full (search lists only each one's first line).",
+        schemas.READ,
+        (READ,),
+        handlers.read,
+        read_only=True,
+    ),
+)
+
+TOOLS: dict[str, Tool] = {tool.name: tool for tool in _TABLE}
+
+# The tools' descriptions and parameters by name: the JSON an LLM is given.
+TOOL_SCHEMAS: dict[str, dict[str, Any]] = {name: tool.spec() for name, tool in TOOLS.items()}
+
+
+def openai_tools() -> list[dict[str, Any]]:
+    """The tools' definitions in OpenAI's ``tools=[{"type": "function", ...}]`` shape."""
+    return [{"type": "function", "function": {"name": n, **s}} for n, s in TOOL_SCHEMAS.items()]
+
+
+def anthropic_tools() -> list[dict[str, Any]]:
+    """The tools' definitions in Anthropic's ``tools=[{"name", "input_schema"}]`` shape."""
+    return [
+        {"name": n, "description": s["description"], "input_schema": s["parameters"]}
+        for n, s in TOOL_SCHEMAS.items()
+    ]
+
+
+@dataclass
+class ToolContext:
+    """Who is calling and with what: the brain, the caller's identity, the scope ids of
+    this call, and what the process offers the tools.
+
+    ``identity`` decides what the call may do (each tool's ``needs``) and which
+    scope ids it sees and writes: confined to ``scope_ids`` when the call names
+    any (see :meth:`~memory_core.auth.Identity.acting_as`).  ``embedder`` embeds
+    search queries (None: BM25 alone); ``reflect`` runs or queues a dream pass
+    (None: not available to this caller); ``submit_turn`` commits and queues a
+    posted turn (None: committed to the inbox, where reconcile finds it);
+    ``jobs`` takes each call's follow-up work (None: none is sent).  A process
+    makes its contexts with :meth:`of`.
+    """
+
+    brain: Brain
+    identity: Identity
+    scope_ids: Mapping[str, str] = field(default_factory=dict)
+    reflect: Callable[[], dict[str, Any]] | None = None
+    embedder: SearchEmbedder = None
+    submit_turn: Callable[[Turn], tuple[Accepted, bool]] | None = None
+    jobs: Jobs | None = None
+
+    def __post_init__(self) -> None:
+        self.identity = self.identity.acting_as(self.scope_ids.values())
+
+    @classmethod
+    def of(
+        cls,
+        runtime: Runtime,
+        identity: Identity,
+        scope_ids: Mapping[str, str] | None = None,
+        *,
+        submit_turn: Callable[[Turn], tuple[Accepted, bool]] | None = None,
+    ) -> ToolContext:
+        """A call's context in a process: its runtime's brain, query embedder and queue.
+
+        A pass is queued for the workers (never run on the caller's thread), and
+        a posted turn goes through the runtime's group commit unless
+        ``submit_turn`` says otherwise.
+        """
+        return cls(
+            runtime.brain,
+            identity,
+            scope_ids or {},
+            reflect=lambda: queue_reflect(runtime.jobs),
+            embedder=runtime.query_embedder,
+            submit_turn=submit_turn or runtime.submit_turn,
+            jobs=runtime.jobs,
+        )
+
+
+def queue_reflect(jobs: Jobs) -> dict[str, Any]:
+    """memory_reflect where workers run: the pass queued, off the caller's thread; answers
+    its id (its report: ``memctl dreams``)."""
+    from memory_core.consolidation.dream import new_pass_id
+
+    if not jobs.queued:
+        raise NotEnabled("dream passes are not available to this caller")
+    pass_id = new_pass_id()
+    jobs.dream("reflect", pass_id)
+    return {"passId": pass_id, "status": "queued"}
+
+
+def validate_arguments(name: str, arguments: Any) -> dict[str, Any]:
+    """Check ``arguments`` against the tool's schema; InvalidArgument on the first error."""
+    tool = TOOLS.get(name)
+    if tool is None:
+        raise InvalidArgument(f"unknown tool {name!r}; tools: {', '.join(TOOLS)}")
+    return check_arguments(tool.validator, arguments)
+
+
+def check_arguments(validator: Any, arguments: Any) -> dict[str, Any]:
+    """Check ``arguments`` with a JSON Schema validator; InvalidArgument on the first error."""
+    if not isinstance(arguments, dict):
+        raise InvalidArgument("arguments must be a JSON object")
+    error = next(iter(sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))), None)
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path)
+        raise InvalidArgument(f"{where}: {error.message}" if where else error.message)
+    return arguments
+
+
+def call_tool(name: str, arguments: Any, context: ToolContext) -> dict[str, Any]:
+    """Run one tool call, queue its follow-up, and answer its JSON result (or an error
+    result)."""
+    try:
+        args = validate_arguments(name, arguments)
+        tool = TOOLS[name]
+        context.identity.require(*tool.needs)
+        result = tool.handler(args, context)
+    except ReverieError as e:
+        log.debug("tool %s refused: %s", name, e)
+        return {"error": {"code": e.code, "message": str(e)}}
+    if tool.follow_up is not None and context.jobs is not None:
+        tool.follow_up(args, result, context.jobs)
+    return result

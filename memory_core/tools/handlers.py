@@ -1,0 +1,161 @@
+"""What each tool does: one handler per tool, and what it leaves to the workers.
+
+A handler gets arguments already checked against the tool's schema and a
+caller already checked for the tool's capabilities (:func:`memory_core.tools.call_tool`);
+it acts for ``ctx.identity`` and answers a JSON-ready result.  A follow-up
+runs after a call succeeded and queues what the workers do next (vectors for
+new content, a search's retrieval feedback): it never fails the call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memory_core import traces
+from memory_core.errors import Forbidden, InvalidArgument, NotEnabled
+from memory_core.ingest import Turn, accept_turn
+from memory_core.jobs import Jobs
+from memory_core.search import search as search_traces
+from memory_core.timeref import iso, parse_time
+from memory_core.trace_merge import merge_traces
+
+if TYPE_CHECKING:
+    from memory_core.tools import ToolContext
+
+
+def add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    scope = args.get("scope", "user")
+    if ctx.scope_ids and scope not in ctx.scope_ids:
+        raise Forbidden(
+            f"a {scope} memory needs the {scope} id it belongs to, and this call names none "
+            f"(X-Reverie-{scope.title()} over HTTP, --{scope} for memctl mcp)"
+        )
+    scope_id = ctx.identity.scope_id_for(ctx.scope_ids.get(scope))
+    existing = traces.find_same(ctx.brain, args["content"], scope, scope_id)
+    if existing is not None:  # an agent saying it again: the memory it already has
+        return {"traceId": existing, "existing": True}
+    trace_id = traces.add_trace(
+        ctx.brain,
+        args["content"],
+        type=args.get("type", "episodic"),
+        scope=scope,
+        scope_id=scope_id,
+        tags=args.get("tags", []),
+        identity=ctx.identity,
+    )
+    return {"traceId": trace_id}
+
+
+def update(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    updated = traces.update_trace(
+        ctx.brain,
+        args["traceId"],
+        content=args.get("content"),
+        tags=args.get("tags"),
+        identity=ctx.identity,
+    )
+    return {"updated": updated is not None}
+
+
+def delete(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    return {"deleted": traces.delete_trace(ctx.brain, args["traceId"], identity=ctx.identity)}
+
+
+def merge(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    result = merge_traces(
+        ctx.brain,
+        args["traceIds"],
+        merged_content=args.get("mergedContent"),
+        identity=ctx.identity,
+    )
+    return {"survivorId": result.survivor_id, "deletedIds": result.deleted_ids}
+
+
+def search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    scope = args.get("scope")
+    response = search_traces(
+        ctx.brain,
+        args["query"],
+        type=args.get("type"),
+        scope=scope,
+        scope_id=ctx.scope_ids.get(scope) if scope else None,
+        tags=args.get("tags"),
+        limit=int(args.get("limit", 10)),  # JSON counts 90.0 as an integer
+        as_of=parse_time(args.get("asOf"), "asOf"),
+        identity=ctx.identity,
+        min_score=args.get("minScore"),
+        embedder=ctx.embedder,
+    )
+    results = [
+        {
+            "id": h.trace.id,
+            "content": h.trace.content,
+            "type": h.trace.type,
+            "scope": h.trace.scope,
+            "strength": round(h.strength, 4),
+            "tags": h.trace.tags,
+            "score": round(h.score, 4),
+            "relevance": round(h.relevance, 4),
+            "occurred_at": iso(h.trace.occurred_at),
+            "created_at": iso(h.trace.created_at),
+        }
+        for h in response.results
+    ]
+    out: dict[str, Any] = {"results": results}
+    if response.degraded:
+        out["degraded"] = response.degraded
+    return out
+
+
+def reflect(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    if ctx.reflect is None:
+        raise NotEnabled("dream passes are not available to this caller")
+    return ctx.reflect()
+
+
+def post_turn(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    scope = args.get("scope", "user")
+    scope_id = ctx.identity.scope_id_for(args.get("scope_id") or ctx.scope_ids.get(scope))
+    if scope_id is None:  # a turn is someone's
+        raise InvalidArgument(
+            f"scope_id: required (or the caller's {scope} id: the X-Reverie-{scope.title()} "
+            f"header, memctl mcp --{scope})"
+        )
+    fields: dict[str, Any] = {
+        "scope": scope,
+        "scope_id": scope_id,
+        "conversation_id": args.get("conversation_id"),
+        "timestamp": parse_time(args.get("timestamp"), "timestamp"),
+        "metadata": args.get("metadata", {}),
+        "idempotency_key": args.get("idempotency_key"),
+    }
+    turn = Turn.posted(args.get("user"), args.get("assistant"), args.get("messages"), **fields)
+    if ctx.submit_turn is not None:
+        accepted, enqueued = ctx.submit_turn(turn)
+    else:
+        accepted, enqueued = accept_turn(ctx.brain, turn, identity=ctx.identity), False
+    return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
+
+
+def read(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    return traces.get_trace(ctx.brain, args["traceId"], identity=ctx.identity).to_dict()
+
+
+# -- follow-ups: what a successful call leaves to the workers -----------------
+
+
+def embed_added(args: dict[str, Any], result: dict[str, Any], jobs: Jobs) -> None:
+    jobs.embed([result["traceId"]])
+
+
+def embed_updated(args: dict[str, Any], result: dict[str, Any], jobs: Jobs) -> None:
+    if "content" in args and result["updated"]:
+        jobs.embed([args["traceId"]])
+
+
+def embed_merged(args: dict[str, Any], result: dict[str, Any], jobs: Jobs) -> None:
+    jobs.embed([result["survivorId"]])
+
+
+def record_retrieval(args: dict[str, Any], result: dict[str, Any], jobs: Jobs) -> None:
+    jobs.retrieved([r["id"] for r in result["results"]])
