@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import memory_core as mc
-from memory_core import ingest, proposals
+from memory_core import inbox, ingest, proposals
 from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream
 from memory_core.embedders import make_embedder
@@ -129,7 +129,7 @@ def run_life(path: Path = DATA / "life.jsonl", years_after: float = 2.0) -> dict
         extract = make_extract(settings)
         stamps = [datetime.fromisoformat(x["ts"]).timestamp() for x in lines]
         for line, at in zip(lines, stamps, strict=True):
-            turn = ingest.Turn(
+            turn = inbox.Turn(
                 user=line["user"],
                 assistant=line["assistant"],
                 scope="user",
@@ -138,7 +138,7 @@ def run_life(path: Path = DATA / "life.jsonl", years_after: float = 2.0) -> dict
                 timestamp=at,
                 metadata={"life_id": line["id"]},
             )
-            accepted = ingest.accept_turn(brain, turn, now=at, identity=SYSTEM)
+            accepted = inbox.accept_turn(brain, turn, now=at, identity=SYSTEM)
             ingest.ingest_turns(brain, [accepted.turn_id], extract, now=at)
             by_turn[accepted.turn_id] = line
         proposed: dict[str, set[str]] = defaultdict(set)  # life id -> kinds of proposals

@@ -14,7 +14,7 @@ after each part) and real SQLite brains in a temporary folder:
    HTTP/1.1 client in a separate process, so that parsing responses never
    competes with the server for its core.  The client's and the server's CPU
    use during each window are reported, as evidence of which side saturates.
-2. **e2e** -- ``--turns`` turns accepted with ``memory_core.ingest.accept_turns``
+2. **e2e** -- ``--turns`` turns accepted with ``memory_core.inbox.accept_turns``
    in groups of 32 (as the API's group commit does under 32 concurrent posts)
    and enqueued with one ``actors.ingest_batch.send`` per group, while two
    worker processes (the dramatiq CLI as ``memctl worker`` starts it) ingest them with the
@@ -76,7 +76,7 @@ import numpy as np
 from sqlalchemy import text
 
 import memory_core
-from memory_core import Brain, ingest
+from memory_core import Brain, inbox
 from memory_core.auth import SYSTEM
 
 log = logging.getLogger(__name__)
@@ -208,15 +208,15 @@ def http_body_parts(turns: Sequence[TurnText]) -> list[tuple[bytes, bytes]]:
     return parts
 
 
-def as_turn(t: TurnText, key: str) -> ingest.Turn:
-    """The same exchange as :class:`memory_core.ingest.Turn`, as the API would build it."""
-    return ingest.Turn(
+def as_turn(t: TurnText, key: str) -> inbox.Turn:
+    """The same exchange as :class:`memory_core.inbox.Turn`, as the API would build it."""
+    return inbox.Turn(
         user=t.user,
         assistant=t.assistant,
         scope="user",
         scope_id=t.scope_id,
         conversation_id=t.conversation_id,
-        timestamp=ingest.parse_timestamp(t.timestamp),
+        timestamp=inbox.parse_timestamp(t.timestamp),
         metadata={"channel": "web", "client": "bench"},
         idempotency_key=key,
     )
@@ -627,7 +627,7 @@ def post_turns(brain: Brain, actors: Any, turns: Sequence[TurnText], run: str) -
     t0, cpu0 = time.time(), self_cpu_s()
     for start in range(0, len(turns), POST_BATCH):
         chunk = turns[start : start + POST_BATCH]
-        accepted = ingest.accept_turns(
+        accepted = inbox.accept_turns(
             brain, [as_turn(t, f"{run}-{start + k}") for k, t in enumerate(chunk)], identity=SYSTEM
         )
         batch = [a.turn_id for a in accepted]

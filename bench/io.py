@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 import memory_core as mc
+from memory_core.brain.maintenance import doctor
 from memory_core.io import export_brain, import_into
-from memory_core.maintenance import doctor
 
 WORDS = (
     "user prefers dark mode deploy docker compose tea coffee meeting ana bob project "

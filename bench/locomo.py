@@ -46,8 +46,8 @@ from bench.stats import BOOTSTRAP_CONFIDENCE, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEE
 from memory_core.auth import SYSTEM
 from memory_core.embedders import make_embedder
 from memory_core.embeddings import store_vectors
-from memory_core.query_embedding import SearchEmbedder, query_embedder_for
-from memory_core.traces import content_hash
+from memory_core.retrieval.query_embedding import SearchEmbedder, query_embedder_for
+from memory_core.textutil import content_hash
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ import memory_core as mc
 from bench.consolidation_retention import _dia_ids, _post
 from bench.locomo import DEFAULT_DATA, load_conversations
 from bench.locomo_scoring import score_question
-from memory_core.search import FLOOR_READS
+from memory_core.retrieval.search import FLOOR_READS
 from reverie import compose
 
 log = logging.getLogger(__name__)

@@ -44,12 +44,12 @@ from sqlalchemy import text
 import memory_core
 from memory_core import Brain, NewTrace, Settings
 from memory_core.auth import SYSTEM
-from memory_core.db import MMAP_BYTES
+from memory_core.brain.db import MMAP_BYTES
+from memory_core.brain.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 from memory_core.embedders import make_embedder
 from memory_core.embeddings import store_vectors
-from memory_core.lexical import OVERFETCH
-from memory_core.query_embedding import QueryEmbedder, SearchEmbedder, query_embedder_for
-from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
+from memory_core.retrieval.lexical import OVERFETCH
+from memory_core.retrieval.query_embedding import QueryEmbedder, SearchEmbedder, query_embedder_for
 from memory_core.textutil import STOPWORDS
 
 log = logging.getLogger(__name__)

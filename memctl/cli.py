@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from dataclasses import dataclass
 from importlib import metadata
 from typing import Annotated, Any
 
@@ -18,11 +17,10 @@ import memory_core as mc
 from memctl import dream_cli, io_cli, mcp_cli, serve_cli
 from memctl import output as out
 from memctl.proposals_cli import app as proposals_app
+from memctl.state import State, state_of
 from memctl.token_cli import app as token_app
-from memory_core import maintenance
+from memory_core.brain import maintenance
 from memory_core.logs import configure_logging
-from memory_core.runtime import Runtime
-from reverie import compose
 
 log = logging.getLogger("memctl")
 
@@ -48,40 +46,6 @@ app = typer.Typer(
 )
 app.add_typer(proposals_app, name="proposals")
 app.add_typer(token_app, name="token")
-
-
-@dataclass
-class State:
-    """One invocation's settings and output mode, and the runtime its command opens."""
-
-    settings: mc.Settings
-    json: bool
-    opened: Runtime | None = None
-
-    def runtime(self, *, create: bool = False) -> Runtime:
-        """The command's runtime over the brain, opened once (created only with
-        ``create``: reading commands never make a brain)."""
-        if self.opened is None:
-            self.opened = compose.command(self.settings, create=create)
-        return self.opened
-
-    def brain(self, *, create: bool = False) -> mc.Brain:
-        return self.runtime(create=create).brain
-
-    def close(self) -> None:
-        if self.opened is not None:
-            self.opened.close()
-            self.opened = None
-
-
-def state_of(ctx: typer.Context) -> State:
-    """The root command's state, from any command or sub-command."""
-    state = ctx.find_root().obj
-    assert isinstance(state, State)
-    return state
-
-
-_state = state_of
 
 
 def _tags(value: str | None) -> list[str] | None:
@@ -134,7 +98,7 @@ def root(
 @app.command()
 def migrate(ctx: typer.Context) -> None:
     """Create the brain if needed and bring its schema up to date."""
-    state = _state(ctx)
+    state = state_of(ctx)
     brain = state.brain(create=True)
     info = {
         "brain": str(brain.path),
@@ -160,7 +124,7 @@ def add(
     tags: Annotated[str | None, typer.Option(help="Comma-separated tags.")] = None,
 ) -> None:
     """Store a memory trace."""
-    state = _state(ctx)
+    state = state_of(ctx)
     brain = state.brain(create=True)
     trace_id = mc.add_trace(
         brain,
@@ -196,7 +160,7 @@ def search(
     ] = None,
 ) -> None:
     """Search memory, best match first."""
-    state = _state(ctx)
+    state = state_of(ctx)
     runtime = state.runtime()
     response = mc.search(
         runtime.brain,
@@ -239,7 +203,7 @@ def search(
 @app.command()
 def show(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Show one trace in full (deleted ones too, marked as such)."""
-    state = _state(ctx)
+    state = state_of(ctx)
     trace = mc.get_trace(state.brain(), trace_id, include_deleted=True, identity=mc.OPEN)
     doc = trace.to_dict()
     if state.json:
@@ -258,7 +222,7 @@ def update(
     tags: Annotated[str | None, typer.Option(help="New comma-separated tags.")] = None,
 ) -> None:
     """Replace a trace's content and/or tags."""
-    state = _state(ctx)
+    state = state_of(ctx)
     if content is None and tags is None:
         raise mc.InvalidArgument("nothing to update: give --content and/or --tags")
     trace = mc.update_trace(
@@ -275,7 +239,7 @@ def update(
 @app.command()
 def delete(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Soft-delete a trace (kept for audit, never shown by search)."""
-    state = _state(ctx)
+    state = state_of(ctx)
     if not mc.delete_trace(state.brain(), trace_id, identity=mc.OPEN):
         raise mc.NotFound(f"no active trace {trace_id}")
     if state.json:
@@ -297,7 +261,7 @@ def forget(
     request).  Asks first on a terminal."""
     from memory_core.forget import forget_scope_id
 
-    state = _state(ctx)
+    state = state_of(ctx)
     brain = state.brain()
     if not (yes or state.json or not sys.stdin.isatty()):
         page = mc.list_traces(brain, scope=scope, scope_id=scope_id, limit=1, identity=mc.OPEN)
@@ -321,9 +285,9 @@ def forget(
 @app.command()
 def restore(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Undelete one trace (pruned, merged away or deleted), its vectors back with it."""
-    from memory_core.undo import restore_trace
+    from memory_core.traces.undo import restore_trace
 
-    state = _state(ctx)
+    state = state_of(ctx)
     restore_trace(state.brain(), trace_id)
     if state.json:
         out.emit_json({"restored": True, "traceId": trace_id})
@@ -338,7 +302,7 @@ def merge(
     content: Annotated[str | None, typer.Option(help="Content of the merged trace.")] = None,
 ) -> None:
     """Merge traces into the most-retrieved one; the others are soft-deleted."""
-    state = _state(ctx)
+    state = state_of(ctx)
     result = mc.merge_traces(state.brain(), trace_ids, merged_content=content, identity=mc.OPEN)
     if state.json:
         out.emit_json({"survivorId": result.survivor_id, "deletedIds": result.deleted_ids})
@@ -351,7 +315,7 @@ def merge(
 @app.command()
 def stats(ctx: typer.Context) -> None:
     """Counts by type, scope and deletion; file sizes."""
-    state = _state(ctx)
+    state = state_of(ctx)
     doc = maintenance.stats(state.brain())
     if state.json:
         out.emit_json(doc)
@@ -370,7 +334,7 @@ def stats(ctx: typer.Context) -> None:
 @app.command()
 def doctor(ctx: typer.Context) -> None:
     """Check integrity, index consistency and orphan rows; exit 1 on any problem."""
-    state = _state(ctx)
+    state = state_of(ctx)
     problems = maintenance.doctor(state.brain())
     if state.json:
         out.emit_json({"ok": not problems, "problems": [p.to_dict() for p in problems]})
@@ -386,7 +350,7 @@ def doctor(ctx: typer.Context) -> None:
 @app.command()
 def reindex(ctx: typer.Context) -> None:
     """Rebuild the full-text index from the traces."""
-    state = _state(ctx)
+    state = state_of(ctx)
     maintenance.rebuild_fts(state.brain())
     if state.json:
         out.emit_json({"reindexed": True})
@@ -397,7 +361,7 @@ def reindex(ctx: typer.Context) -> None:
 @app.command("settings")
 def show_settings(ctx: typer.Context) -> None:
     """Every setting: its environment name, current value and meaning (keys redacted)."""
-    state = _state(ctx)
+    state = state_of(ctx)
     rows = []
     for name, field in mc.Settings.model_fields.items():
         value = getattr(state.settings, name)
@@ -425,14 +389,14 @@ def demo(ctx: typer.Context) -> None:
     """An offline tour on a temporary brain: adds, searches, merges."""
     from memctl.demo import run_demo
 
-    state = _state(ctx)
+    state = state_of(ctx)
     run_demo(state.settings, as_json=state.json)
 
 
-dream_cli.register(app, _state)
-serve_cli.register(app, _state)
-io_cli.register(app, _state)
-mcp_cli.register(app, _state)
+dream_cli.register(app)
+serve_cli.register(app)
+io_cli.register(app)
+mcp_cli.register(app)
 
 
 def json_anywhere(args: list[str]) -> list[str]:

@@ -8,10 +8,11 @@ import typer
 
 import memory_core as mc
 from memctl import output as out
+from memctl.state import state_of
 
 
-def register(app: typer.Typer, state_of: object) -> None:
-    """Add the dream commands to ``app``; ``state_of(ctx)`` gives memctl's State."""
+def register(app: typer.Typer) -> None:
+    """Add the dream commands to ``app``."""
 
     @app.command("dream")
     def dream_cmd(
@@ -26,9 +27,9 @@ def register(app: typer.Typer, state_of: object) -> None:
     ) -> None:
         """Run a dream pass: prune, merge, strengthen, derive, compact, re-index."""
         from memory_core.consolidation.dream import dream
-        from memory_core.schedule import is_due
+        from memory_core.consolidation.due import is_due
 
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         runtime = state.runtime()
         brain, settings = runtime.brain, runtime.settings
         if if_due:
@@ -83,10 +84,10 @@ def register(app: typer.Typer, state_of: object) -> None:
         if proposals:
             out.console.print(f"{proposals} new proposal(s): memctl proposals")
 
-    _register_dreams(app, state_of)
+    _register_dreams(app)
 
 
-def _register_dreams(app: typer.Typer, state_of: object) -> None:
+def _register_dreams(app: typer.Typer) -> None:
     """``memctl dreams``: list past passes, and ``dreams undo PASS_ID``."""
     dreams = typer.Typer(
         name="dreams",
@@ -105,7 +106,7 @@ def _register_dreams(app: typer.Typer, state_of: object) -> None:
             return
         from memory_core.consolidation.dream import list_passes
 
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         passes = list_passes(state.brain(), limit)
         if state.json:
             out.emit_json({"passes": passes})
@@ -138,7 +139,7 @@ def _register_dreams(app: typer.Typer, state_of: object) -> None:
         """Reverse what a pass did unattended (exact merges, compaction, insights) as one unit."""
         from memory_core.consolidation.dream import undo_pass
 
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         result = undo_pass(state.brain(), pass_id)
         if state.json:
             out.emit_json(result.to_dict())

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from memctl import output as out
+from memctl.state import state_of
 from memory_core.io import (
     EXPORT_FORMATS,
     IMPORT_FORMATS,
@@ -60,8 +61,8 @@ def _enqueue_embedding(runtime: Runtime, trace_ids: list[str]) -> bool:
     return True
 
 
-def register(app: typer.Typer, state_of: object) -> None:
-    """Add the export and import commands to ``app``; ``state_of(ctx)`` gives State."""
+def register(app: typer.Typer) -> None:
+    """Add the export and import commands to ``app``."""
 
     @app.command("export")
     def export_cmd(
@@ -77,7 +78,7 @@ def register(app: typer.Typer, state_of: object) -> None:
         ] = None,
     ) -> None:
         """Export the brain (or one scope id's memories) to a new file or folder."""
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         brain = state.brain()
         total = export_size(brain, fmt, scope_id)
         with out.progress(f"export {fmt}", not state.json, total) as progress:
@@ -121,7 +122,7 @@ def register(app: typer.Typer, state_of: object) -> None:
     ) -> None:
         """Import traces from a file or folder; duplicates are skipped by default.  Rows
         that fail are reported and the rest imported; the exit code then says so (8)."""
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         runtime = state.runtime(create=True)
         brain = runtime.brain
         owner = (scope, scope_id) if scope_id is not None else None

@@ -7,13 +7,15 @@ from typing import Annotated, Any
 
 import typer
 
+from memctl.state import state_of
+
 
 def _scope_id(scope: str) -> Any:
     return typer.Option(help=f"{scope} id the tools act on (over HTTP: X-Reverie-{scope}).")
 
 
-def register(app: typer.Typer, state_of: object) -> None:
-    """Add ``memctl mcp`` to ``app``; ``state_of(ctx)`` gives memctl's State."""
+def register(app: typer.Typer) -> None:
+    """Add ``memctl mcp`` to ``app``."""
 
     @app.command()
     def mcp(
@@ -34,7 +36,7 @@ def register(app: typer.Typer, state_of: object) -> None:
         """Serve memory to an MCP client over stdio (tools, memory:// resources)."""
         from reverie import compose
 
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         given = {"user": user, "thread": thread, "persona": persona, "organization": organization}
         scope_ids = {scope: value for scope, value in given.items() if value}
         compose.mcp_stdio(state.settings, token, scope_ids)

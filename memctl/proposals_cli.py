@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from memctl import output as out
+from memctl.state import state_of
 from memory_core import proposals
 from memory_core.auth import OPEN
 from memory_core.errors import InvalidArgument
 
 if TYPE_CHECKING:
-    from memctl.cli import State
+    from memctl.state import State
 
 EXIT_REFUSED = 5
 DAY = 86_400.0
@@ -29,12 +30,6 @@ app = typer.Typer(
     help="Review what dream passes propose to delete or merge: list, show, accept, reject, undo.",
     no_args_is_help=False,
 )
-
-
-def _state(ctx: typer.Context) -> State:
-    from memctl.cli import state_of  # at call time: memctl.cli imports this module
-
-    return state_of(ctx)
 
 
 def _age(seconds: float) -> str:
@@ -62,7 +57,7 @@ def list_(
     """Review what dream passes propose; alone, list them with their texts, oldest first."""
     if ctx.invoked_subcommand is not None:
         return
-    state = _state(ctx)
+    state = state_of(ctx)
     found = proposals.review(state.brain(), state.settings, status, kind=kind, identity=OPEN)
     if state.json:
         out.emit_json({"proposals": found})
@@ -110,7 +105,7 @@ def show(
     proposal_id: Annotated[str, typer.Argument(metavar="ID", help="The proposal's prop_ id.")],
 ) -> None:
     """Show one proposal in full: its reason, scores and the traces as they were."""
-    state = _state(ctx)
+    state = state_of(ctx)
     doc = proposals.get_proposal(state.brain(), state.settings, proposal_id)
     if state.json:
         out.emit_json(doc)
@@ -188,7 +183,7 @@ def accept_(
     yes: YesOpt = False,
 ) -> None:
     """Apply proposals; one whose traces changed since, or whose file was edited, is refused."""
-    state = _state(ctx)
+    state = state_of(ctx)
     wanted = _ids_or_all(ids, all_, kind)
     brain = state.brain()
     if all_:
@@ -205,7 +200,7 @@ def reject_(
     ctx: typer.Context, ids: IdsArg = None, all_: AllOpt = False, kind: KindOpt = None
 ) -> None:
     """Reject proposals; the same change is not proposed again while its traces are unchanged."""
-    state = _state(ctx)
+    state = state_of(ctx)
     wanted = _ids_or_all(ids, all_, kind)
     brain = state.brain()
     if all_:
@@ -223,6 +218,6 @@ def undo_(
     ],
 ) -> None:
     """Reverse accepted proposals: traces, vectors, index entries and tags as they were."""
-    state = _state(ctx)
+    state = state_of(ctx)
     decisions = proposals.undo(state.brain(), state.settings, ids)
     _report(state, decisions, "undone")

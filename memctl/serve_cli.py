@@ -8,14 +8,15 @@ from typing import Annotated
 import typer
 
 from memctl import output as out
+from memctl.state import state_of
 from reverie import compose
 
 Host = Annotated[str | None, typer.Option(help="Address to bind (default 127.0.0.1).")]
 Port = Annotated[int | None, typer.Option(help="Port to bind (default 8420).")]
 
 
-def register(app: typer.Typer, state_of: object) -> None:
-    """Add the commands to ``app``; ``state_of(ctx)`` gives memctl's State."""
+def register(app: typer.Typer) -> None:
+    """Add the commands to ``app``."""
 
     @app.command()
     def up(
@@ -24,7 +25,7 @@ def register(app: typer.Typer, state_of: object) -> None:
         port: Port = None,
     ) -> None:
         """Run Reverie: API, workers and scheduler in one process (with Redis: the API only)."""
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         settings = state.settings
         compose.up(settings, host or settings.api_host, port or settings.api_port)
 
@@ -35,7 +36,7 @@ def register(app: typer.Typer, state_of: object) -> None:
         port: Port = None,
     ) -> None:
         """Run the HTTP API alone (needs REVERIE_REDIS_URL; workers run separately)."""
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         settings = state.settings
         compose.api(settings, host or settings.api_host, port or settings.api_port)
 
@@ -46,13 +47,13 @@ def register(app: typer.Typer, state_of: object) -> None:
         threads: Annotated[int, typer.Option(help="Threads per process.")] = 4,
     ) -> None:
         """Run dramatiq worker processes on Redis (supervise them: a dead one stops the group)."""
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         compose.worker(state.settings, processes, threads)
 
     @app.command()
     def scheduler(ctx: typer.Context) -> None:
         """Fire dream passes and reconcile sweeps on Redis workers until SIGTERM (one per brain)."""
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         compose.scheduler(state.settings)
 
     @app.command()
@@ -60,7 +61,7 @@ def register(app: typer.Typer, state_of: object) -> None:
         """Re-enqueue pending turns and traces lacking embeddings (embedded: do them now)."""
         from memctl import jobs
 
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         doc = jobs.reconcile_now(state.runtime())
         if state.json:
             out.emit_json(doc)
@@ -72,7 +73,7 @@ def register(app: typer.Typer, state_of: object) -> None:
         """Embed every active trace that lacks a vector for the configured model."""
         from memctl import jobs
 
-        state = state_of(ctx)  # type: ignore[operator]
+        state = state_of(ctx)
         doc = jobs.embed_backfill(state.runtime(), show_progress=not state.json)
         if state.json:
             out.emit_json(doc)

@@ -12,22 +12,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memctl import output as out
+from memctl.state import state_of
 from memory_core import auth
 
 if TYPE_CHECKING:
-    from memctl.cli import State
+    from memctl.state import State
 
 app = typer.Typer(
     name="token",
     help="Tokens for the API and MCP: create, list, revoke, reset.",
     no_args_is_help=True,
 )
-
-
-def _state(ctx: typer.Context) -> State:
-    from memctl.cli import state_of  # at call time: memctl.cli imports this module
-
-    return state_of(ctx)
 
 
 def _show_new(state: State, info: auth.TokenInfo, token: str, what: str) -> None:
@@ -56,7 +51,7 @@ def create(
     ] = None,
 ) -> None:
     """Make a token and print it, once."""
-    state = _state(ctx)
+    state = state_of(ctx)
     info, token = auth.create_token(
         state.brain(create=True), name, can.split(","), scope_id or None
     )
@@ -66,7 +61,7 @@ def create(
 @app.command("list")
 def list_(ctx: typer.Context) -> None:
     """Every token, revoked ones too (no secrets: none are kept)."""
-    state = _state(ctx)
+    state = state_of(ctx)
     tokens = auth.list_tokens(state.brain())
     if state.json:
         out.emit_json({"tokens": [t.to_dict() for t in tokens]})
@@ -93,7 +88,7 @@ def list_(ctx: typer.Context) -> None:
 @app.command()
 def revoke(ctx: typer.Context, name: Annotated[str, typer.Argument()]) -> None:
     """Revoke a token: it never works again."""
-    state = _state(ctx)
+    state = state_of(ctx)
     info = auth.revoke_token(state.brain(), name)
     if state.json:
         out.emit_json(info.to_dict())
@@ -104,6 +99,6 @@ def revoke(ctx: typer.Context, name: Annotated[str, typer.Argument()]) -> None:
 @app.command()
 def reset(ctx: typer.Context, name: Annotated[str, typer.Argument()]) -> None:
     """A new secret for a token (active again if it was revoked), printed once."""
-    state = _state(ctx)
+    state = state_of(ctx)
     info, token = auth.reset_token(state.brain(), name)
     _show_new(state, info, token, "reset")

@@ -8,7 +8,7 @@ acts for an :class:`Identity`.
 """
 
 from memory_core.auth import OPEN, SYSTEM, Identity
-from memory_core.db import Brain, open_brain
+from memory_core.brain.db import Brain, open_brain
 from memory_core.errors import (
     AddressUnavailable,
     BrainError,
@@ -22,13 +22,13 @@ from memory_core.errors import (
     ReverieError,
     Unauthorized,
 )
+from memory_core.retrieval.search import SearchHit, SearchResponse, search
 from memory_core.runtime import Runtime
-from memory_core.search import SearchHit, SearchResponse, search
 from memory_core.settings import Settings, load_settings
 from memory_core.timeref import parse_time
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
-from memory_core.trace_merge import MergeResult, merge_traces
-from memory_core.traces import (
+from memory_core.traces.merge import MergeResult, merge_traces
+from memory_core.traces.store import (
     NewTrace,
     Trace,
     add_trace,

@@ -32,7 +32,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import Conflict, Forbidden, InvalidArgument, NotFound, Unauthorized
 
 READ, WRITE, DELETE, DREAM, ADMIN = "read", "write", "delete", "dream", "admin"

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection, bindparam, text
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.embedders.base import Embedder, Vectors
 from memory_core.errors import EmbedderError, InvalidArgument
 

@@ -20,13 +20,13 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from memory_core.auth import DELETE, Identity, acting
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
+from memory_core.brain.schema import FTS_TABLE
 from memory_core.errors import Forbidden, InvalidArgument
 from memory_core.proposals import STATUSES
 from memory_core.proposals.files import proposal_folder
-from memory_core.schema import FTS_TABLE
 from memory_core.settings import Settings
-from memory_core.traces import check_scope, fts_delete
+from memory_core.traces.store import check_scope, fts_delete
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.embedders.base import Embedder
-from memory_core.feedback import new_event_id
-from memory_core.ingest import stale_pending
+from memory_core.inbox.turns import stale_pending
+from memory_core.retrieval.feedback import new_event_id
 from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)

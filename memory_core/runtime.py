@@ -18,20 +18,20 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from memory_core.db import Brain, open_brain
+from memory_core.brain.db import Brain, open_brain
 from memory_core.embedders import make_embedder
 from memory_core.embedders.base import Embedder
 from memory_core.errors import ReverieError
-from memory_core.extraction.base import Extraction
 from memory_core.jobs import Jobs, JobSender, NoQueue
-from memory_core.query_embedding import QueryEmbedder, Unusable, query_embedder_for
+from memory_core.retrieval.query_embedding import QueryEmbedder, Unusable, query_embedder_for
 from memory_core.settings import Settings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from memory_core.group_commit import TurnBatcher
-    from memory_core.ingest import Accepted, Turn
+    from memory_core.extraction import ExtractionOutcome
+    from memory_core.inbox.group_commit import TurnBatcher
+    from memory_core.inbox.turns import Accepted, Turn
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ class Runtime:
         self._embedder_error: ReverieError | None = None
         self._embedder_made = False
         self._query_embedder: QueryEmbedder | None = None
-        self._extract: Callable[[str, str], Extraction] | None = None
+        self._extract: Callable[[str, str], ExtractionOutcome] | None = None
         self._batcher: TurnBatcher | None = None
 
     @classmethod
@@ -96,7 +96,7 @@ class Runtime:
                 self._query_embedder = query_embedder_for(self.settings, embedder)
             return self._query_embedder
 
-    def extract(self, user: str, assistant: str) -> Extraction:
+    def extract(self, user: str, assistant: str) -> ExtractionOutcome:
         """One turn's facts, by the configured extractor (made on first use)."""
         if self._extract is None:
             from memory_core.extraction import make_extract
@@ -110,7 +110,7 @@ class Runtime:
         """Commit a posted turn to the inbox (concurrent posts share one commit), then
         queue its ingestion; answers it and whether it was queued."""
         if self._batcher is None:
-            from memory_core.group_commit import TurnBatcher
+            from memory_core.inbox.group_commit import TurnBatcher
 
             with self._lock:
                 if self._batcher is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import lru_cache
 
@@ -46,3 +47,8 @@ _stemmer = snowballstemmer.stemmer("porter")
 def stem(word: str) -> str:
     """The Porter stem, as FTS5's porter tokenizer would index the word."""
     return str(_stemmer.stemWord(word))
+
+
+def content_hash(content: str) -> str:
+    """SHA-256 of the content's UTF-8 bytes, hex: a trace's ``content_hash``."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()

@@ -161,7 +161,7 @@ def up(settings: Settings, host: str, port: int) -> None:
 
 def _background_scheduler(served: Process) -> LeasedScheduler | None:
     """The scheduler in this process's background, or None when another holds the brain."""
-    from memory_core.schedule import LeaseHeld
+    from memory_core.brain.leases import LeaseHeld
     from reverie.scheduler import build_scheduler
 
     scheduler = build_scheduler(served.runtime, background=True, metrics=served.metrics)

@@ -71,6 +71,6 @@ def test_two_processes_of_four_threads_lose_no_write(tmp_path: Path) -> None:
                 token = f"zebrap{p}x{t}x{i}"
                 found = mc.search(brain, token, embedder=None, identity=SYSTEM).results
                 assert [h.trace.content.split()[-1] for h in found] == [token]
-    from memory_core.maintenance import doctor
+    from memory_core.brain.maintenance import doctor
 
     assert doctor(brain) == []

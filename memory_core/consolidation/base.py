@@ -18,8 +18,8 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import text
 
+from memory_core.brain.db import Brain
 from memory_core.consolidation.verify import Verdict, WordSimilarity
-from memory_core.db import Brain
 from memory_core.embedders.base import Embedder
 from memory_core.errors import EmbedderError, ExtractionError
 from memory_core.settings import Settings

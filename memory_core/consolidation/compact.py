@@ -10,10 +10,10 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from memory_core.consolidation.base import PassContext, StepResult
-from memory_core.decay import DAY
 from memory_core.errors import Conflict
-from memory_core.traces import Trace, rewrite_trace
-from memory_core.undo import changing
+from memory_core.traces.decay import DAY
+from memory_core.traces.store import Trace, rewrite_trace
+from memory_core.traces.undo import changing
 
 _CANDIDATES = text(
     "SELECT * FROM memory_traces WHERE deleted = 0 AND type = 'episodic' "

@@ -28,15 +28,15 @@ from typing import Any
 
 from sqlalchemy import text
 
+from memory_core.brain.db import Brain
+from memory_core.brain.leases import PASS_LEASE, acquire_lease, release_lease, renew_lease
 from memory_core.consolidation import compact, derive, embed, merge, prune, reindex, strengthen
 from memory_core.consolidation.base import PassContext, StepResult
-from memory_core.db import Brain
 from memory_core.embedders.base import Embedder
 from memory_core.errors import NotFound
 from memory_core.proposals import expire
-from memory_core.schedule import PASS_LEASE, acquire_lease, release_lease, renew_lease
 from memory_core.settings import Settings
-from memory_core.undo import UndoResult, undo_unit
+from memory_core.traces.undo import UndoResult, undo_unit
 
 log = logging.getLogger(__name__)
 

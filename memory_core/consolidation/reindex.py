@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
+from memory_core.brain.schema import FTS_TABLE
 from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.errors import BrainError
-from memory_core.schema import FTS_TABLE
-from memory_core.vector_index import prune_events
+from memory_core.retrieval.vector_index import prune_events
 
 
 def run(ctx: PassContext) -> StepResult:

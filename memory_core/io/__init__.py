@@ -13,10 +13,10 @@ from typing import Any
 
 from sqlalchemy import text
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument
 from memory_core.io.records import Extract, ImportResult, Owner, Progress
-from memory_core.traces import check_scope
+from memory_core.traces.store import check_scope
 
 EXPORT_FORMATS = ("sqlite", "json", "markdown", "obsidian")
 IMPORT_FORMATS = ("sqlite", "json", "markdown", "obsidian", "chatgpt", "csv")
@@ -66,11 +66,13 @@ def export_brain(
             )
         return export_sqlite(brain, path)
     if fmt in ("markdown", "obsidian"):
+        if fmt == "obsidian":
+            from memory_core.io.obsidian import export_obsidian
+
+            return export_obsidian(brain, path, progress=progress, scope_id=scope_id)
         from memory_core.io.markdown import export_notes
 
-        return export_notes(
-            brain, path, obsidian=fmt == "obsidian", progress=progress, scope_id=scope_id
-        )
+        return export_notes(brain, path, progress=progress, scope_id=scope_id)
     raise InvalidArgument(f"export format must be one of {', '.join(EXPORT_FORMATS)}; got {fmt!r}")
 
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument
 from memory_core.io.records import Extract, ImportResult, Owner, Progress, Record, TraceWriter
-from memory_core.traces import NewTrace
+from memory_core.traces.store import NewTrace
 
 _KEPT_ROLES = ("user", "assistant")
 

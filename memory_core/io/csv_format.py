@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument
-from memory_core.ingest import parse_timestamp
+from memory_core.inbox.turns import parse_timestamp
 from memory_core.io.records import (
     ImportResult,
     Owner,
@@ -29,7 +29,7 @@ from memory_core.io.records import (
     TraceWriter,
     clean_scope_id,
 )
-from memory_core.traces import NewTrace
+from memory_core.traces.store import NewTrace
 
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 

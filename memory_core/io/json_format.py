@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from sqlalchemy import text
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import BrainError, InvalidArgument
 from memory_core.io.files import open_new, refuse_existing, removed_on_failure
 from memory_core.io.records import (

@@ -22,11 +22,11 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import BrainError, InvalidArgument
 from memory_core.io.files import refuse_existing, removed_on_failure
 from memory_core.io.notes import (
@@ -89,17 +89,25 @@ class _Folder:
             os.close(fd)
 
 
-def _note(row: Any, related: dict[str, list[tuple[str, str]]], obsidian: bool) -> bytes:
+class NoteExtras(Protocol):
+    """What a flavour of notes (Obsidian's) writes after each trace's content."""
+
+    def related(self, conn: Connection) -> dict[str, list[tuple[str, str]]]:
+        """For each trace id, the (id, alias) of the traces its note links to."""
+
+    def render(self, tags: list[str], related: list[tuple[str, str]]) -> str:
+        """The text written after a note's content."""
+
+
+def _note(row: Any, related: dict[str, list[tuple[str, str]]], extras: NoteExtras | None) -> bytes:
     fields: dict[str, Any] = {"id": row.id, "type": row.type, "scope": row.scope}
     if row.scope_id:
         fields["scopeId"] = row.scope_id
     tags = json.loads(row.tags)
     fields.update(strength=row.strength, tags=tags, createdAt=row.created_at)
     body = row.content
-    if obsidian:
-        from memory_core.io.obsidian import render_extras
-
-        body += render_extras(tags, related.get(row.id, []))
+    if extras is not None:
+        body += extras.render(tags, related.get(row.id, []))
     note: str = render_front_matter(fields) + body + "\n"
     return note.encode("utf-8")
 
@@ -116,12 +124,12 @@ def export_notes(
     brain: Brain,
     path: Path,
     *,
-    obsidian: bool = False,
+    extras: NoteExtras | None = None,
     progress: Progress | None = None,
     scope_id: str | None = None,
 ) -> dict[str, Any]:
     """Write one note per active trace (of ``scope_id`` only, when given) into the new
-    folder ``path``."""
+    folder ``path``; ``extras`` adds a flavour's lines to each (Obsidian's)."""
     refuse_existing(path)
     if not path.parent.is_dir():
         raise InvalidArgument(f"{path.parent} is not a folder")
@@ -132,17 +140,13 @@ def export_notes(
         folder = _Folder(path)
         try:
             with brain.read() as conn:
-                related = {}
-                if obsidian:
-                    from memory_core.io.obsidian import related_traces
-
-                    related = related_traces(conn)
+                related = extras.related(conn) if extras is not None else {}
                 mine = " AND scope_id = :scope_id" if scope_id is not None else ""
                 rows = conn.execute(text(_ACTIVE.format(mine=mine)), {"scope_id": scope_id})
                 for row in rows:
                     refusal = _refusal(row)
                     if refusal is None:
-                        data = _note(row, related, obsidian)
+                        data = _note(row, related, extras)
                         problem = folder.write((row.scope, row.type), f"{row.id}.md", data)
                         if problem is not None:
                             refusal = {"id": row.id, "field": "id", "problem": problem}

@@ -18,8 +18,8 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from memory_core.db import Brain
-from memory_core.io.markdown import read_notes
+from memory_core.brain.db import Brain
+from memory_core.io.markdown import export_notes, read_notes
 from memory_core.io.records import ImportResult, Owner, Progress, TraceWriter, write_edges
 
 RELATED = "**Related:**"
@@ -42,6 +42,27 @@ def _alias(content: str) -> str:
         words = words.replace(bad, " ")
     words = " ".join(words.split())
     return words if len(words) <= ALIAS_CHARS else words[: ALIAS_CHARS - 1].rstrip() + "…"
+
+
+class ObsidianExtras:
+    """The tag line and Related list of an Obsidian note (:class:`NoteExtras`)."""
+
+    def related(self, conn: Connection) -> dict[str, list[tuple[str, str]]]:
+        return related_traces(conn)
+
+    def render(self, tags: list[str], related: list[tuple[str, str]]) -> str:
+        return render_extras(tags, related)
+
+
+def export_obsidian(
+    brain: Brain,
+    path: Path,
+    *,
+    progress: Progress | None = None,
+    scope_id: str | None = None,
+) -> dict[str, Any]:
+    """Export the brain as an Obsidian vault: one note per trace, with tags and links."""
+    return export_notes(brain, path, extras=ObsidianExtras(), progress=progress, scope_id=scope_id)
 
 
 def related_traces(conn: Connection) -> dict[str, list[tuple[str, str]]]:

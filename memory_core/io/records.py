@@ -2,7 +2,7 @@
 
 An importer parses its source into :class:`Record` values and hands them to a
 :class:`TraceWriter`, which validates, deduplicates and inserts them through
-:func:`memory_core.traces.insert_trace` in batches of one transaction each, so
+:func:`memory_core.traces.store.insert_trace` in batches of one transaction each, so
 the full-text index is written alongside every trace and is consistent after
 each commit.  A record that fails validation is listed in ``errors`` with its
 place in the source; the rest still import.
@@ -19,11 +19,12 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, text
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument
 from memory_core.extraction import ExtractionOutcome
 from memory_core.ingest import fact_exists, imported_fact
-from memory_core.traces import KNOWN_SQL, NewTrace, check_new, content_hash, insert_trace
+from memory_core.textutil import content_hash
+from memory_core.traces.store import KNOWN_SQL, NewTrace, check_new, insert_trace
 
 log = logging.getLogger(__name__)
 

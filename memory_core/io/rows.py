@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument
 from memory_core.io.records import (
     CARRIED_COLUMNS,
@@ -19,7 +19,7 @@ from memory_core.io.records import (
     clean_scope_id,
     live_first,
 )
-from memory_core.traces import NewTrace
+from memory_core.traces.store import NewTrace
 
 INBOX_COLUMNS = (
     "id",

@@ -17,7 +17,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import BrainError, InvalidArgument
 from memory_core.io.files import refuse_existing, removed_on_failure
 from memory_core.io.records import (

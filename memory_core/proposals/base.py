@@ -11,12 +11,12 @@ from typing import Any, Literal
 
 from sqlalchemy import Connection, select, update
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
+from memory_core.brain.schema import proposals as ledger
 from memory_core.errors import BrainError, InvalidArgument
 from memory_core.proposals.files import TMP_SUFFIX, file_path, move_file, proposal_folder
-from memory_core.schema import proposals as ledger
 from memory_core.settings import Settings
-from memory_core.traces import PRUNED_PREFIX
+from memory_core.traces.store import PRUNED_PREFIX
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,8 @@ from typing import Any
 from sqlalchemy import Connection, func, insert, select, text
 
 from memory_core.auth import SYSTEM
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
+from memory_core.brain.schema import proposals as ledger
 from memory_core.errors import BrainError, NotFound
 from memory_core.proposals.base import (
     DAY,
@@ -33,9 +34,8 @@ from memory_core.proposals.files import (
     tmp_file,
     write_synced,
 )
-from memory_core.schema import proposals as ledger
 from memory_core.settings import Settings
-from memory_core.traces import Trace, get_trace
+from memory_core.traces.store import Trace, get_trace
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def create_proposals(
 
     Drafts :func:`filter_new` would drop are dropped, and so is any draft that
     names a missing or deleted trace, or a merge whose first trace is no longer
-    the one :func:`~memory_core.trace_merge.merge_traces` would keep.
+    the one :func:`~memory_core.traces.merge.merge_traces` would keep.
     """
     if not drafts:
         return []

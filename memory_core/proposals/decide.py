@@ -11,7 +11,8 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from memory_core.auth import SYSTEM
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
+from memory_core.brain.schema import proposals as ledger
 from memory_core.errors import Conflict, InvalidArgument, NotFound
 from memory_core.proposals.base import (
     KINDS,
@@ -24,11 +25,10 @@ from memory_core.proposals.base import (
 )
 from memory_core.proposals.files import file_path, move_file
 from memory_core.proposals.review import list_proposals
-from memory_core.schema import proposals as ledger
 from memory_core.settings import Settings
-from memory_core.trace_merge import merge_traces
-from memory_core.traces import Trace, delete_trace, get_trace
-from memory_core.undo import changing, undo_unit
+from memory_core.traces.merge import merge_traces
+from memory_core.traces.store import Trace, delete_trace, get_trace
+from memory_core.traces.undo import changing, undo_unit
 
 _DecideOne = Callable[[Brain, Settings, str, float], Decision]
 

@@ -11,7 +11,8 @@ from typing import Any
 from sqlalchemy import Connection, func, literal_column, select, text
 
 from memory_core.auth import Identity, acting
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
+from memory_core.brain.schema import proposals as ledger
 from memory_core.errors import InvalidArgument, NotFound
 from memory_core.proposals.base import (
     KINDS,
@@ -22,7 +23,6 @@ from memory_core.proposals.base import (
     subject_ids,
 )
 from memory_core.proposals.files import file_path
-from memory_core.schema import proposals as ledger
 from memory_core.settings import Settings
 
 

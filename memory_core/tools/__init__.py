@@ -14,27 +14,34 @@ answers ``{"error": {"code", "message"}}`` and changes nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from memory_core.auth import DELETE, DREAM, READ, WRITE, Identity
-from memory_core.db import Brain
-from memory_core.errors import InvalidArgument, NotEnabled, ReverieError
-from memory_core.ingest import Accepted, Turn
+from memory_core.auth import DELETE, DREAM, READ, WRITE
+from memory_core.errors import InvalidArgument, ReverieError
 from memory_core.jobs import Jobs
-from memory_core.query_embedding import SearchEmbedder
 from memory_core.tools import handlers, schemas
+from memory_core.tools.context import ToolContext, queue_reflect
 
-if TYPE_CHECKING:
-    from memory_core.runtime import Runtime
+__all__ = [
+    "TOOLS",
+    "TOOL_SCHEMAS",
+    "Tool",
+    "ToolContext",
+    "anthropic_tools",
+    "call_tool",
+    "openai_tools",
+    "queue_reflect",
+    "validate_arguments",
+]
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[dict[str, Any], "ToolContext"], dict[str, Any]]
+Handler = Callable[[dict[str, Any], ToolContext], dict[str, Any]]
 FollowUp = Callable[[dict[str, Any], dict[str, Any], Jobs], None]
 
 
@@ -148,70 +155,6 @@ def anthropic_tools() -> list[dict[str, Any]]:
         {"name": n, "description": s["description"], "input_schema": s["parameters"]}
         for n, s in TOOL_SCHEMAS.items()
     ]
-
-
-@dataclass
-class ToolContext:
-    """Who is calling and with what: the brain, the caller's identity, the scope ids of
-    this call, and what the process offers the tools.
-
-    ``identity`` decides what the call may do (each tool's ``needs``) and which
-    scope ids it sees and writes: confined to ``scope_ids`` when the call names
-    any (see :meth:`~memory_core.auth.Identity.acting_as`).  ``embedder`` embeds
-    search queries (None: BM25 alone); ``reflect`` runs or queues a dream pass
-    (None: not available to this caller); ``submit_turn`` commits and queues a
-    posted turn (None: committed to the inbox, where reconcile finds it);
-    ``jobs`` takes each call's follow-up work (None: none is sent).  A process
-    makes its contexts with :meth:`of`.
-    """
-
-    brain: Brain
-    identity: Identity
-    scope_ids: Mapping[str, str] = field(default_factory=dict)
-    reflect: Callable[[], dict[str, Any]] | None = None
-    embedder: SearchEmbedder = None
-    submit_turn: Callable[[Turn], tuple[Accepted, bool]] | None = None
-    jobs: Jobs | None = None
-
-    def __post_init__(self) -> None:
-        self.identity = self.identity.acting_as(self.scope_ids.values())
-
-    @classmethod
-    def of(
-        cls,
-        runtime: Runtime,
-        identity: Identity,
-        scope_ids: Mapping[str, str] | None = None,
-        *,
-        submit_turn: Callable[[Turn], tuple[Accepted, bool]] | None = None,
-    ) -> ToolContext:
-        """A call's context in a process: its runtime's brain, query embedder and queue.
-
-        A pass is queued for the workers (never run on the caller's thread), and
-        a posted turn goes through the runtime's group commit unless
-        ``submit_turn`` says otherwise.
-        """
-        return cls(
-            runtime.brain,
-            identity,
-            scope_ids or {},
-            reflect=lambda: queue_reflect(runtime.jobs),
-            embedder=runtime.query_embedder,
-            submit_turn=submit_turn or runtime.submit_turn,
-            jobs=runtime.jobs,
-        )
-
-
-def queue_reflect(jobs: Jobs) -> dict[str, Any]:
-    """memory_reflect where workers run: the pass queued, off the caller's thread; answers
-    its id (its report: ``memctl dreams``)."""
-    from memory_core.consolidation.dream import new_pass_id
-
-    if not jobs.queued:
-        raise NotEnabled("dream passes are not available to this caller")
-    pass_id = new_pass_id()
-    jobs.dream("reflect", pass_id)
-    return {"passId": pass_id, "status": "queued"}
 
 
 def validate_arguments(name: str, arguments: Any) -> dict[str, Any]:

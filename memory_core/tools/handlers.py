@@ -9,18 +9,16 @@ new content, a search's retrieval feedback): it never fails the call.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memory_core import traces
 from memory_core.errors import Forbidden, InvalidArgument, NotEnabled
-from memory_core.ingest import Turn, accept_turn
+from memory_core.inbox.turns import Turn, accept_turn
 from memory_core.jobs import Jobs
-from memory_core.search import search as search_traces
+from memory_core.retrieval.search import search as search_traces
 from memory_core.timeref import iso, parse_time
-from memory_core.trace_merge import merge_traces
-
-if TYPE_CHECKING:
-    from memory_core.tools import ToolContext
+from memory_core.tools.context import ToolContext
+from memory_core.traces import store as traces
+from memory_core.traces.merge import merge_traces
 
 
 def add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:

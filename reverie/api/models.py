@@ -17,9 +17,9 @@ from pydantic import (
     model_validator,
 )
 
-from memory_core.schema import NOT_BLANK
+from memory_core.brain.schema import NOT_BLANK
 from memory_core.timeref import EPOCH_RANGE
-from memory_core.traces import MAX_TAG_LENGTH, MAX_TAGS
+from memory_core.traces.store import MAX_TAG_LENGTH, MAX_TAGS
 from reverie.types import Scope, TraceType
 
 # Text that is not only white space (what memory_core refuses as empty).

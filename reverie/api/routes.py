@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
-from memory_core import auth, forget, ingest
+from memory_core import auth, forget, inbox
 from memory_core.runtime import Runtime
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from reverie import types as out
@@ -64,7 +64,7 @@ def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any
     messages = None
     if body.messages is not None:
         messages = [m.model_dump(exclude_none=True) for m in body.messages]
-    turn = ingest.Turn.posted(body.user, body.assistant, messages, **fields)
+    turn = inbox.Turn.posted(body.user, body.assistant, messages, **fields)
     accepted, enqueued = _runtime(request).submit_turn(turn)  # group commit, then queued
     return {"turn_id": accepted.turn_id, "duplicate": accepted.duplicate, "enqueued": enqueued}
 
@@ -77,7 +77,7 @@ def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any
 )
 def get_turn(turn_id: str, request: Request, caller: CanRead) -> dict[str, Any]:
     """A turn's ingestion status: pending, done or failed."""
-    return ingest.turn_status(_brain(request), turn_id, identity=caller)
+    return inbox.turn_status(_brain(request), turn_id, identity=caller)
 
 
 def _send_embed(request: Request, trace_ids: list[str]) -> None:

@@ -12,10 +12,10 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 from sqlalchemy import text
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
+from memory_core.brain.schema import SCOPES, TRACE_TYPES
 from memory_core.errors import ReverieError
 from memory_core.proposals import KINDS
-from memory_core.schema import SCOPES, TRACE_TYPES
 from reverie.observability.metrics import DREAM_OUTCOMES, INBOX_STATUSES, OTHER, bounded
 
 log = logging.getLogger(__name__)

@@ -37,10 +37,10 @@ from typing import Any
 from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped]
 from apscheduler.triggers.interval import IntervalTrigger  # type: ignore[import-untyped]
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
+from memory_core.consolidation.due import is_due
 from memory_core.errors import ConfigError
 from memory_core.jobs import JobSender
-from memory_core.schedule import is_due
 from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -35,15 +35,15 @@ from apscheduler.schedulers.background import (  # type: ignore[import-untyped]
 )
 from apscheduler.schedulers.blocking import BlockingScheduler  # type: ignore[import-untyped]
 
-from memory_core.db import Brain
-from memory_core.runtime import Runtime
-from memory_core.schedule import (
+from memory_core.brain.db import Brain
+from memory_core.brain.leases import (
     LeaseHeld,
     acquire_lease,
     lease_holder,
     release_lease,
     renew_lease,
 )
+from memory_core.runtime import Runtime
 from reverie.observability.metrics import Metrics
 from reverie.scheduler import stats as stats_
 from reverie.scheduler.jobs import job_table

@@ -21,11 +21,12 @@ from typing import Any
 import dramatiq
 from dramatiq.middleware import CurrentMessage
 
-from memory_core import feedback, ingest, jobs
+from memory_core import inbox, ingest, jobs
 from memory_core.consolidation.dream import DreamReport
 from memory_core.ingest import IngestReport
 from memory_core.jobs import JobSender
 from memory_core.logs import log_context
+from memory_core.retrieval import feedback
 from memory_core.runtime import Runtime
 from reverie.observability.metrics import Metrics
 from reverie.workers.broker import queue_depth
@@ -144,7 +145,7 @@ def declare(broker: dramatiq.Broker, runtime: Runtime, metrics: Metrics | None) 
             )
         except Exception as e:
             log.warning("ingest of %d turn(s) failed: %s", len(turn_ids), e)
-            ingest.record_failure(
+            inbox.record_failure(
                 brain, turn_ids, repr(e), max_attempts=settings.ingest_max_attempts
             )
             raise

@@ -12,14 +12,15 @@ import pytest
 from sqlalchemy import text
 
 import memory_core as mc
-from memory_core import feedback, proposals
+from memory_core import proposals
 from memory_core.auth import SYSTEM
+from memory_core.brain.leases import acquire_lease
+from memory_core.brain.maintenance import doctor
 from memory_core.consolidation.dream import dream, list_passes
-from memory_core.decay import DAY
 from memory_core.embedders.stub import StubEmbedder
 from memory_core.embeddings import embed_missing
-from memory_core.maintenance import doctor
-from memory_core.schedule import acquire_lease
+from memory_core.retrieval import feedback
+from memory_core.traces.decay import DAY
 
 NOW = time.time()
 

@@ -15,8 +15,8 @@ import pytest
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
+from memory_core.brain.maintenance import doctor
 from memory_core.consolidation.dream import dream, list_passes
-from memory_core.maintenance import doctor
 
 pytestmark = pytest.mark.slow
 

@@ -19,15 +19,15 @@ import pytest
 from sqlalchemy import text
 
 import memory_core as mc
-from memory_core import ingest, proposals
+from memory_core import inbox, ingest, proposals
 from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream, undo_pass
-from memory_core.decay import DAY
 from memory_core.embedders.stub import StubEmbedder
 from memory_core.embeddings import embed_missing, to_blob
 from memory_core.extraction.base import Extraction, Fact
 from memory_core.io import import_into
-from memory_core.undo import restore_trace
+from memory_core.traces.decay import DAY
+from memory_core.traces.undo import restore_trace
 from tests.conftest import brain_digest
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp()
@@ -171,7 +171,7 @@ def test_three_migraine_days_keep_three_occurrence_times(
 ) -> None:
     days = [T0 + k * DAY for k in (0, 3, 9)]
     for k, day in enumerate(days):
-        turn = ingest.Turn(
+        turn = inbox.Turn(
             user="I had a migraine again today.",
             assistant="",
             scope="user",
@@ -179,7 +179,7 @@ def test_three_migraine_days_keep_three_occurrence_times(
             conversation_id=f"c{k}",
             timestamp=day,
         )
-        accepted = ingest.accept_turn(brain, turn, now=day, identity=SYSTEM)
+        accepted = inbox.accept_turn(brain, turn, now=day, identity=SYSTEM)
         ingest.ingest_turns(brain, [accepted.turn_id], _fact_of_the_turn, now=day)
     embed_missing(brain, stub)
     for k in range(1, 4):
@@ -250,14 +250,14 @@ def test_a_fact_drawn_from_a_durable_turn_keeps_its_protection(
     def second_sentence(user: str, assistant: str) -> Extraction:
         return Extraction(facts=[Fact("She is mad about horses.", "knowledge", 0.5)], extractor="t")
 
-    turn = ingest.Turn(
+    turn = inbox.Turn(
         user="My daughter Lily's birthday is on March 14. She is mad about horses.",
         assistant="",
         scope="user",
         scope_id="u1",
         timestamp=T0,
     )
-    accepted = ingest.accept_turn(brain, turn, now=T0, identity=SYSTEM)
+    accepted = inbox.accept_turn(brain, turn, now=T0, identity=SYSTEM)
     ingest.ingest_turns(brain, [accepted.turn_id], second_sentence, now=T0)
     for day in range(30, 730, 60):
         dream(brain, settings, now=T0 + day * DAY)
@@ -329,8 +329,8 @@ def test_a_pruned_fact_is_learnt_again_from_a_new_turn_and_from_an_import(
     said = "ok, thanks for that"
 
     def ingest_turn(at: float) -> None:
-        turn = ingest.Turn(user=said, assistant="", scope="user", scope_id="u1", timestamp=at)
-        accepted = ingest.accept_turn(brain, turn, now=at, identity=SYSTEM)
+        turn = inbox.Turn(user=said, assistant="", scope="user", scope_id="u1", timestamp=at)
+        accepted = inbox.accept_turn(brain, turn, now=at, identity=SYSTEM)
         ingest.ingest_turns(brain, [accepted.turn_id], _fact_of_the_turn, now=at)
 
     def facts() -> list[mc.Trace]:

@@ -15,15 +15,15 @@ import pytest
 from sqlalchemy import text
 
 import memory_core as mc
-from memory_core import ingest, proposals
+from memory_core import inbox, ingest, proposals
 from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream
 from memory_core.consolidation.phatic import WEIGHTS, PhaticModel, model_for
 from memory_core.consolidation.salience import may_be_phatic
-from memory_core.decay import DAY
 from memory_core.embedders import make_embedder
 from memory_core.embedders.minilm import MiniLMEmbedder
 from memory_core.extraction import make_extract
+from memory_core.traces.decay import DAY
 
 T0 = datetime(2026, 5, 4, 18, 0, tzinfo=UTC).timestamp()
 
@@ -105,9 +105,9 @@ def _post(brain: mc.Brain, settings: mc.Settings, texts: list[str]) -> dict[str,
     extract = make_extract(settings)
     out = {}
     for k, user in enumerate(texts):
-        accepted = ingest.accept_turn(
+        accepted = inbox.accept_turn(
             brain,
-            ingest.Turn(user=user, assistant="", scope="user", scope_id="ana", timestamp=T0),
+            inbox.Turn(user=user, assistant="", scope="user", scope_id="ana", timestamp=T0),
             now=T0 + k,
             identity=SYSTEM,
         )

@@ -12,9 +12,9 @@ from sqlalchemy import text
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
+from memory_core.brain.maintenance import doctor
 from memory_core.embeddings import store_vectors
-from memory_core.maintenance import doctor
-from memory_core.traces import content_hash
+from memory_core.textutil import content_hash
 
 
 @pytest.fixture

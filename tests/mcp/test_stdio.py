@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 
 import memory_core as mc
-from memory_core import auth, ingest
+from memory_core import auth, inbox
 from memory_core.auth import SYSTEM
 from memory_core.tools import TOOL_SCHEMAS
 from reverie.compose import process
@@ -136,9 +136,7 @@ def test_stdio_posted_turn_is_ingested_by_in_process_workers_and_found(
     turn_id = anyio.run(scenario)
     # the turn went to alice's scope id, as memctl mcp --user said
     assert (
-        ingest.turn_status(brain, turn_id, identity=SYSTEM.acting_as(frozenset({"alice"})))[
-            "status"
-        ]
+        inbox.turn_status(brain, turn_id, identity=SYSTEM.acting_as(frozenset({"alice"})))["status"]
         == "done"
     )
 
@@ -244,7 +242,7 @@ def test_stdio_with_redis_only_enqueues_the_posted_turn(
 
     turn_id = anyio.run(scenario)
     assert (
-        ingest.turn_status(brain, turn_id, identity=SYSTEM)["status"] == "pending"
+        inbox.turn_status(brain, turn_id, identity=SYSTEM)["status"] == "pending"
     )  # no worker ran here
     workers = process(mcp_settings.model_copy(update={"redis_url": redis_url}), run_workers=False)
     try:

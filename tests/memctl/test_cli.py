@@ -20,7 +20,7 @@ import typer
 import memory_core as mc
 from memctl.cli import app
 from memory_core.auth import SYSTEM
-from memory_core.db import head_revision
+from memory_core.brain.db import head_revision
 from tests.conftest import memctl_in_process
 
 

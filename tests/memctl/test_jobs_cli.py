@@ -9,7 +9,7 @@ from pathlib import Path
 import redis
 
 import memory_core as mc
-from memory_core import ingest
+from memory_core import inbox
 from memory_core.auth import SYSTEM
 from tests.conftest import memctl_in_process
 
@@ -39,14 +39,14 @@ def test_embed_backfill_embeds_what_lacks_a_vector_and_reruns_as_a_no_op(tmp_pat
 
 def test_reconcile_in_embedded_mode_ingests_pending_turns_now(tmp_path: Path) -> None:
     brain = brain_at(tmp_path)
-    turn = ingest.accept_turn(
-        brain, ingest.Turn("I play the cello.", "Nice!", "user", "u1"), identity=SYSTEM
+    turn = inbox.accept_turn(
+        brain, inbox.Turn("I play the cello.", "Nice!", "user", "u1"), identity=SYSTEM
     )
     r = memctl(tmp_path, "reconcile")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["mode"] == "in-process" and doc["turns"] == 1
-    assert ingest.turn_status(brain_at(tmp_path), turn.turn_id, identity=SYSTEM)["status"] == "done"
+    assert inbox.turn_status(brain_at(tmp_path), turn.turn_id, identity=SYSTEM)["status"] == "done"
 
 
 def test_import_with_redis_queues_the_new_traces_for_embedding(

@@ -12,9 +12,9 @@ from sqlalchemy import text
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
-from memory_core.db import current_revision, head_revision
-from memory_core.lexical import TermCounts
-from memory_core.schema import metadata
+from memory_core.brain.db import current_revision, head_revision
+from memory_core.brain.schema import metadata
+from memory_core.retrieval.lexical import TermCounts
 
 
 def test_pragmas_wal_foreign_keys_busy_timeout(brain: mc.Brain) -> None:
@@ -139,7 +139,7 @@ def test_migration_links_turns_already_ingested_into_streams(
     from alembic import command
     from sqlalchemy import create_engine
 
-    from memory_core.db import _alembic_config
+    from memory_core.brain.db import _alembic_config
 
     path = tmp_path / "old.sqlite"
     engine = create_engine(f"sqlite:///{path}")
@@ -213,7 +213,7 @@ def test_migration_links_turns_already_ingested_into_streams(
 
 
 def maintenance_ok(brain: mc.Brain) -> bool:
-    from memory_core.maintenance import _check_fts
+    from memory_core.brain.maintenance import _check_fts
 
     return _check_fts(brain) == []
 

@@ -21,7 +21,7 @@ from memory_core.embeddings import (
     traces_missing_embeddings,
 )
 from memory_core.errors import EmbedderError, InvalidArgument
-from memory_core.traces import content_hash
+from memory_core.textutil import content_hash
 
 
 def stored_rows(brain: mc.Brain) -> dict[tuple[str, str], tuple[int, bytes]]:

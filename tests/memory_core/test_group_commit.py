@@ -9,13 +9,13 @@ import pytest
 from sqlalchemy import event, text
 
 import memory_core as mc
-from memory_core import ingest
+from memory_core import inbox
 from memory_core.auth import SYSTEM
-from memory_core.group_commit import TurnBatcher
+from memory_core.inbox.group_commit import TurnBatcher
 
 
-def turn(i: int, key: str | None = None) -> ingest.Turn:
-    return ingest.Turn(f"turn {i}", "ok", "user", "alice", idempotency_key=key)
+def turn(i: int, key: str | None = None) -> inbox.Turn:
+    return inbox.Turn(f"turn {i}", "ok", "user", "alice", idempotency_key=key)
 
 
 def test_concurrent_turns_are_committed_in_shared_transactions(brain: mc.Brain) -> None:
@@ -44,8 +44,8 @@ def test_concurrent_turns_are_committed_in_shared_transactions(brain: mc.Brain) 
 
 
 def test_a_repeated_key_in_one_batch_is_accepted_once(brain: mc.Brain) -> None:
-    accepted = ingest.accept_turns(brain, [turn(1, "k"), turn(2, "k"), turn(3)], identity=SYSTEM)
-    assert accepted[1] == ingest.Accepted(accepted[0].turn_id, duplicate=True)
+    accepted = inbox.accept_turns(brain, [turn(1, "k"), turn(2, "k"), turn(3)], identity=SYSTEM)
+    assert accepted[1] == inbox.Accepted(accepted[0].turn_id, duplicate=True)
     assert not accepted[2].duplicate
 
 
@@ -55,7 +55,7 @@ def test_a_bad_turn_is_refused_in_the_callers_thread_and_stores_nothing(
     batcher = TurnBatcher(brain, lambda ids: True)
     try:
         with pytest.raises(mc.InvalidArgument):
-            batcher.submit(ingest.Turn(" ", "", "user", "alice"))
+            batcher.submit(inbox.Turn(" ", "", "user", "alice"))
     finally:
         batcher.close()
     with brain.read() as conn:
@@ -72,4 +72,4 @@ def test_a_failing_enqueue_still_answers_with_the_committed_turn(brain: mc.Brain
     finally:
         batcher.close()
     assert not enqueued
-    assert ingest.turn_status(brain, accepted.turn_id, identity=SYSTEM)["status"] == "pending"
+    assert inbox.turn_status(brain, accepted.turn_id, identity=SYSTEM)["status"] == "pending"

@@ -16,13 +16,13 @@ import pytest
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
-from memory_core.decay import DAY
-from memory_core.dense import score_all
 from memory_core.embedders.base import Vectors
 from memory_core.embedders.stub import StubEmbedder
 from memory_core.embeddings import embed_missing, store_vectors, to_blob
 from memory_core.errors import EmbedderError
-from memory_core.vector_index import VectorIndex, index_for
+from memory_core.retrieval.dense import score_all
+from memory_core.retrieval.vector_index import VectorIndex, index_for
+from memory_core.traces.decay import DAY
 
 
 class FlakyEmbedder(StubEmbedder):
@@ -432,7 +432,7 @@ def test_the_vector_channel_alone_returns_nothing_unrelated(brain: mc.Brain) -> 
 def test_an_index_behind_a_pruned_log_reloads_instead_of_missing_changes(
     brain: mc.Brain,
 ) -> None:
-    from memory_core.vector_index import prune_events
+    from memory_core.retrieval.vector_index import prune_events
 
     ids = mc.add_traces(brain, [mc.NewTrace(f"note {i}") for i in range(4)], identity=SYSTEM)
     index = index_for(brain, "unit")
@@ -451,7 +451,7 @@ def test_an_index_behind_a_pruned_log_reloads_instead_of_missing_changes(
 
 
 def _fts_consistent(brain: mc.Brain) -> bool:
-    from memory_core.maintenance import _check_fts
+    from memory_core.brain.maintenance import _check_fts
 
     return _check_fts(brain) == []
 

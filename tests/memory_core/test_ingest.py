@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 import memory_core as mc
-from memory_core import ingest
+from memory_core import inbox, ingest
 from memory_core.auth import SYSTEM
 from memory_core.extraction.base import Extraction, Fact
 
@@ -21,9 +21,9 @@ def facts_of(*items: tuple[str, str]) -> Any:
     return extract
 
 
-def turn(user: str = "I love green tea.", **kw: Any) -> ingest.Turn:
+def turn(user: str = "I love green tea.", **kw: Any) -> inbox.Turn:
     base: dict[str, Any] = {"assistant": "Noted!", "scope": "user", "scope_id": "alice"}
-    return ingest.Turn(user=user, **{**base, **kw})
+    return inbox.Turn(user=user, **{**base, **kw})
 
 
 def count(brain: mc.Brain, sql: str, **params: Any) -> int:
@@ -32,23 +32,23 @@ def count(brain: mc.Brain, sql: str, **params: Any) -> int:
 
 
 def test_accepted_turn_is_pending_in_the_inbox_until_ingested(brain: mc.Brain) -> None:
-    accepted = ingest.accept_turn(brain, turn(), identity=SYSTEM)
+    accepted = inbox.accept_turn(brain, turn(), identity=SYSTEM)
     assert accepted.turn_id.startswith("turn_") and not accepted.duplicate
-    assert ingest.turn_status(brain, accepted.turn_id, identity=SYSTEM)["status"] == "pending"
+    assert inbox.turn_status(brain, accepted.turn_id, identity=SYSTEM)["status"] == "pending"
     assert count(brain, "SELECT count(*) FROM memory_traces") == 0
 
 
 def test_same_idempotency_key_is_accepted_once(brain: mc.Brain) -> None:
-    first = ingest.accept_turn(brain, turn(idempotency_key="k1"), identity=SYSTEM)
-    again = ingest.accept_turn(
+    first = inbox.accept_turn(brain, turn(idempotency_key="k1"), identity=SYSTEM)
+    again = inbox.accept_turn(
         brain, turn(user="different words", idempotency_key="k1"), identity=SYSTEM
     )
-    assert again == ingest.Accepted(first.turn_id, duplicate=True)
+    assert again == inbox.Accepted(first.turn_id, duplicate=True)
     assert count(brain, "SELECT count(*) FROM inbox_turns") == 1
 
 
 def test_ingest_stores_the_episode_verbatim_and_facts_citing_it(brain: mc.Brain) -> None:
-    t = ingest.accept_turn(
+    t = inbox.accept_turn(
         brain,
         turn(conversation_id="c1", timestamp=1_700_000_000.0, metadata={"channel": "web"}),
         identity=SYSTEM,
@@ -68,7 +68,7 @@ def test_ingest_stores_the_episode_verbatim_and_facts_citing_it(brain: mc.Brain)
     assert fact.type == "semantic" and fact.tags == ["user_preference", "auto_ingest"]
     assert fact.sources == [{"turn": t.turn_id}, {"trace": episode_id}]
     assert fact.importance == 0.8
-    assert ingest.turn_status(brain, t.turn_id, identity=SYSTEM)["status"] == "done"
+    assert inbox.turn_status(brain, t.turn_id, identity=SYSTEM)["status"] == "done"
     assert [
         h.trace.id
         for h in mc.search(
@@ -81,9 +81,9 @@ def test_a_fact_already_in_the_scope_is_skipped_and_counted(brain: mc.Brain) -> 
     extract = facts_of(
         ("User loves green tea.", "user_preference"), ("User loves green tea.", "user_preference")
     )
-    a = ingest.accept_turn(brain, turn(), identity=SYSTEM)
-    b = ingest.accept_turn(brain, turn(user="I really love green tea."), identity=SYSTEM)
-    other = ingest.accept_turn(brain, turn(scope_id="bob"), identity=SYSTEM)
+    a = inbox.accept_turn(brain, turn(), identity=SYSTEM)
+    b = inbox.accept_turn(brain, turn(user="I really love green tea."), identity=SYSTEM)
+    other = inbox.accept_turn(brain, turn(scope_id="bob"), identity=SYSTEM)
     r1 = ingest.ingest_turns(brain, [a.turn_id], extract)
     r2 = ingest.ingest_turns(brain, [b.turn_id, other.turn_id], extract)
     assert r1.duplicates_skipped == 1  # twice in the same turn
@@ -98,11 +98,11 @@ def test_a_fact_already_in_the_scope_is_skipped_and_counted(brain: mc.Brain) -> 
 def test_a_forgotten_fact_is_not_brought_back(brain: mc.Brain) -> None:
     extract = facts_of(("User loves green tea.", "user_preference"))
     first = ingest.ingest_turns(
-        brain, [ingest.accept_turn(brain, turn(), identity=SYSTEM).turn_id], extract
+        brain, [inbox.accept_turn(brain, turn(), identity=SYSTEM).turn_id], extract
     )
     mc.delete_trace(brain, first.new_trace_ids[1], identity=SYSTEM)
     again = ingest.ingest_turns(
-        brain, [ingest.accept_turn(brain, turn(), identity=SYSTEM).turn_id], extract
+        brain, [inbox.accept_turn(brain, turn(), identity=SYSTEM).turn_id], extract
     )
     assert again.duplicates_skipped == 1
     assert (
@@ -111,7 +111,7 @@ def test_a_forgotten_fact_is_not_brought_back(brain: mc.Brain) -> None:
 
 
 def test_ingesting_a_done_or_unknown_turn_is_a_no_op(brain: mc.Brain) -> None:
-    t = ingest.accept_turn(brain, turn(), identity=SYSTEM)
+    t = inbox.accept_turn(brain, turn(), identity=SYSTEM)
     ingest.ingest_turns(brain, [t.turn_id], facts_of())
     before = count(brain, "SELECT count(*) FROM memory_traces")
     again = ingest.ingest_turns(brain, [t.turn_id, "turn_nope"], facts_of())
@@ -121,8 +121,7 @@ def test_ingesting_a_done_or_unknown_turn_is_a_no_op(brain: mc.Brain) -> None:
 
 def test_one_job_takes_other_pending_turns_along(brain: mc.Brain) -> None:
     ids = [
-        ingest.accept_turn(brain, turn(user=f"turn {i}"), identity=SYSTEM).turn_id
-        for i in range(10)
+        inbox.accept_turn(brain, turn(user=f"turn {i}"), identity=SYSTEM).turn_id for i in range(10)
     ]
     report = ingest.ingest_turns(brain, ids[:1], facts_of(), batch_extra=5)
     assert len(report.ingested) == 6
@@ -131,8 +130,7 @@ def test_one_job_takes_other_pending_turns_along(brain: mc.Brain) -> None:
 
 def test_concurrent_ingestion_of_the_same_turns_ingests_each_once(brain: mc.Brain) -> None:
     ids = [
-        ingest.accept_turn(brain, turn(user=f"turn {i}"), identity=SYSTEM).turn_id
-        for i in range(60)
+        inbox.accept_turn(brain, turn(user=f"turn {i}"), identity=SYSTEM).turn_id for i in range(60)
     ]
     extract = facts_of(("User said something.", "knowledge"))
 
@@ -156,12 +154,12 @@ def test_concurrent_ingestion_of_the_same_turns_ingests_each_once(brain: mc.Brai
 
 
 def test_failures_count_attempts_then_mark_the_turn_failed(brain: mc.Brain) -> None:
-    t = ingest.accept_turn(brain, turn(), identity=SYSTEM)
+    t = inbox.accept_turn(brain, turn(), identity=SYSTEM)
     for _ in range(2):
-        ingest.record_failure(brain, [t.turn_id], "boom", max_attempts=3)
-    assert ingest.turn_status(brain, t.turn_id, identity=SYSTEM)["status"] == "pending"
-    ingest.record_failure(brain, [t.turn_id], "boom", max_attempts=3)
-    status = ingest.turn_status(brain, t.turn_id, identity=SYSTEM)
+        inbox.record_failure(brain, [t.turn_id], "boom", max_attempts=3)
+    assert inbox.turn_status(brain, t.turn_id, identity=SYSTEM)["status"] == "pending"
+    inbox.record_failure(brain, [t.turn_id], "boom", max_attempts=3)
+    status = inbox.turn_status(brain, t.turn_id, identity=SYSTEM)
     assert (status["status"], status["attempts"], status["last_error"]) == ("failed", 3, "boom")
 
 
@@ -178,18 +176,18 @@ def test_bad_turns_are_refused_naming_the_field(
     brain: mc.Brain, kwargs: dict[str, Any], field: str
 ) -> None:
     with pytest.raises(mc.InvalidArgument, match=field):
-        ingest.accept_turn(brain, turn(**kwargs), identity=SYSTEM)
+        inbox.accept_turn(brain, turn(**kwargs), identity=SYSTEM)
     assert count(brain, "SELECT count(*) FROM inbox_turns") == 0
 
 
 def test_stale_pending_lists_only_old_pending_turns(brain: mc.Brain) -> None:
-    old = ingest.accept_turn(brain, turn(), now=1.0, identity=SYSTEM)
-    ingest.accept_turn(brain, turn(), identity=SYSTEM)
-    assert ingest.stale_pending(brain, older_than=60) == [old.turn_id]
+    old = inbox.accept_turn(brain, turn(), now=1.0, identity=SYSTEM)
+    inbox.accept_turn(brain, turn(), identity=SYSTEM)
+    assert inbox.stale_pending(brain, older_than=60) == [old.turn_id]
 
 
 def test_retrieval_feedback_applies_once_and_keeps_the_event(brain: mc.Brain) -> None:
-    from memory_core import feedback
+    from memory_core.retrieval import feedback
 
     a, b, c = (mc.add_trace(brain, f"trace {x}", identity=SYSTEM) for x in "abc")
     assert feedback.record_retrieval(brain, "ret_1", [a, b, c], at=500.0)
@@ -202,13 +200,11 @@ def test_retrieval_feedback_applies_once_and_keeps_the_event(brain: mc.Brain) ->
 
 
 def test_a_conversations_episodes_form_one_stream(brain: mc.Brain) -> None:
-    first = ingest.accept_turn(
+    first = inbox.accept_turn(
         brain, turn("I adopted a beagle.", conversation_id="c1"), identity=SYSTEM
     )
-    other = ingest.accept_turn(
-        brain, turn("Unrelated chat.", conversation_id="c2"), identity=SYSTEM
-    )
-    second = ingest.accept_turn(
+    other = inbox.accept_turn(brain, turn("Unrelated chat.", conversation_id="c2"), identity=SYSTEM)
+    second = inbox.accept_turn(
         brain, turn("She is called Miso.", conversation_id="c1"), identity=SYSTEM
     )
     for t in (first, other, second):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import memory_core as mc
-from memory_core import ingest
+from memory_core import inbox
 from memory_core.auth import SYSTEM
 from memory_core.logs import configure_logging, log_context
 from reverie.compose import embedded
@@ -64,8 +64,8 @@ def test_actor_log_lines_carry_the_job_and_trace_ids(
     workers = embedded(settings, threads=1)
     try:
         brain = mc.open_brain(settings)
-        turn = ingest.accept_turn(
-            brain, ingest.Turn("I like tea.", "ok", "user", "u1"), identity=SYSTEM
+        turn = inbox.accept_turn(
+            brain, inbox.Turn("I like tea.", "ok", "user", "u1"), identity=SYSTEM
         )
         workers.actors.ingest_turn.send(turn.turn_id)
         workers.join()

@@ -8,7 +8,7 @@ import sys
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from memory_core.schema import NOT_BLANK
+from memory_core.brain.schema import NOT_BLANK
 
 
 def test_the_pattern_matches_exactly_the_characters_strip_keeps() -> None:

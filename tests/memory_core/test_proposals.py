@@ -14,7 +14,7 @@ from sqlalchemy import text
 import memory_core as mc
 from memory_core import proposals as p
 from memory_core.auth import SYSTEM
-from memory_core.feedback import new_event_id, record_retrieval
+from memory_core.retrieval.feedback import new_event_id, record_retrieval
 
 Digest = Callable[[mc.Brain], str]
 T0 = 1_800_000_000.0

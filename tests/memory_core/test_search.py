@@ -6,9 +6,9 @@ import math
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
-from memory_core.decay import DAY, effective_strength
-from memory_core.search import natural_query
+from memory_core.retrieval.search import natural_query
 from memory_core.textutil import content_words, stem
+from memory_core.traces.decay import DAY, effective_strength
 
 
 def test_content_words_drop_stopwords_and_keep_order() -> None:

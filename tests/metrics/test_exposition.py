@@ -11,10 +11,10 @@ from sqlalchemy import event
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
+from memory_core.brain.schema import SCOPES, TRACE_TYPES
 from memory_core.extraction.base import CATEGORIES
 from memory_core.jobs import QUEUES
 from memory_core.proposals import KINDS
-from memory_core.schema import SCOPES, TRACE_TYPES
 from reverie.api import proposal_routes, token_routes
 from reverie.api import routes as api_routes
 from reverie.compose import Process

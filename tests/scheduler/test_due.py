@@ -6,7 +6,8 @@ from sqlalchemy import text
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
-from memory_core.schedule import PASS_LEASE, acquire_lease, is_due, last_pass
+from memory_core.brain.leases import PASS_LEASE, acquire_lease
+from memory_core.consolidation.due import is_due, last_pass
 
 HOUR = 3600.0
 T0 = 1_800_000_000.0  # a fixed clock: every test passes now= explicitly

@@ -11,12 +11,7 @@ from pathlib import Path
 import pytest
 
 import memory_core as mc
-from memory_core.schedule import (
-    acquire_lease,
-    lease_holder,
-    release_lease,
-    renew_lease,
-)
+from memory_core.brain.leases import acquire_lease, lease_holder, release_lease, renew_lease
 
 T0 = 1_800_000_000.0
 
@@ -71,7 +66,7 @@ RACER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     import memory_core as mc
-    from memory_core.schedule import acquire_lease
+    from memory_core.brain.leases import acquire_lease
 
     url, me, folder, names = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
     brain = mc.open_brain(mc.load_settings(), url=url)

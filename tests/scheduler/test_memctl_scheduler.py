@@ -12,7 +12,7 @@ import time
 import pytest
 
 import memory_core as mc
-from memory_core.schedule import lease_holder
+from memory_core.brain.leases import lease_holder
 from reverie import compose
 
 

@@ -22,8 +22,8 @@ from sqlalchemy import text
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
+from memory_core.brain.leases import LeaseHeld, acquire_lease, lease_holder
 from memory_core.runtime import Runtime
-from memory_core.schedule import LeaseHeld, acquire_lease, lease_holder
 from reverie.scheduler import LeasedScheduler, build_scheduler
 from reverie.scheduler.jobs import DREAM_CRON, DREAM_DUE, LEASE, RECONCILE
 

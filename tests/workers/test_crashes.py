@@ -20,7 +20,7 @@ import redis
 from sqlalchemy import text
 
 import memory_core as mc
-from memory_core import ingest, jobs
+from memory_core import inbox, jobs
 from memory_core.auth import SYSTEM
 from reverie.compose import WORKER_BROKER, Process, process
 
@@ -113,8 +113,8 @@ def sender(env: dict[str, str]) -> Iterator[tuple[mc.Settings, mc.Brain, Process
 def post_turns(brain: mc.Brain, workers: Process, n: int) -> list[str]:
     ids = []
     for i in range(n):
-        turn = ingest.Turn(f"{USERS[i % len(USERS)]} (turn {i})", "Noted.", "user", f"u{i % 7}")
-        turn_id = ingest.accept_turn(brain, turn, identity=SYSTEM).turn_id
+        turn = inbox.Turn(f"{USERS[i % len(USERS)]} (turn {i})", "Noted.", "user", f"u{i % 7}")
+        turn_id = inbox.accept_turn(brain, turn, identity=SYSTEM).turn_id
         workers.actors.ingest_turn.send(turn_id)
         ids.append(turn_id)
     return ids

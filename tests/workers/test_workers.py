@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import text
 
 import memory_core as mc
-from memory_core import ingest
+from memory_core import inbox
 from memory_core.auth import SYSTEM
 from reverie.compose import Process, embedded
 
@@ -30,14 +30,14 @@ def stack(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[mc.S
 
 
 def post(brain: mc.Brain, workers: Process, user: str, **kw: object) -> str:
-    turn = ingest.Turn(
+    turn = inbox.Turn(
         user=user,
         assistant=kw.pop("assistant", "ok"),  # type: ignore[arg-type]
         scope="user",
         scope_id="alice",
         **kw,
     )  # type: ignore[arg-type]
-    turn_id = ingest.accept_turn(mc.open_brain(brain.settings), turn, identity=SYSTEM).turn_id
+    turn_id = inbox.accept_turn(mc.open_brain(brain.settings), turn, identity=SYSTEM).turn_id
     workers.actors.ingest_turn.send(turn_id)
     return turn_id
 
@@ -50,7 +50,7 @@ def test_posted_turns_become_searchable_episodes_facts_and_vectors(
     ids = [post(brain, workers, f"I love hiking in the Alps number {i}.") for i in range(20)]
     workers.join()
     for turn_id in ids:
-        assert ingest.turn_status(brain, turn_id, identity=SYSTEM)["status"] == "done"
+        assert inbox.turn_status(brain, turn_id, identity=SYSTEM)["status"] == "done"
     hits = mc.search(
         brain,
         "hiking",
@@ -93,7 +93,7 @@ def test_a_redelivered_ingest_message_is_harmless(stack: tuple[mc.Settings, Proc
 
 
 def test_retrieval_feedback_is_recorded_by_a_job(stack: tuple[mc.Settings, Process]) -> None:
-    from memory_core import feedback
+    from memory_core.retrieval import feedback
 
     settings, workers = stack
     brain = mc.open_brain(settings)
@@ -107,15 +107,15 @@ def test_reconcile_picks_up_turns_the_queue_never_got(stack: tuple[mc.Settings, 
     settings, workers = stack
     brain = mc.open_brain(settings)
     lost = [
-        ingest.accept_turn(
-            brain, ingest.Turn(f"lost turn {i}", "ok", "user", "alice"), now=1.0, identity=SYSTEM
+        inbox.accept_turn(
+            brain, inbox.Turn(f"lost turn {i}", "ok", "user", "alice"), now=1.0, identity=SYSTEM
         ).turn_id
         for i in range(5)
     ]
     unembedded = mc.add_trace(brain, "added while the workers were away", identity=SYSTEM)
     workers.actors.reconcile.send()
     workers.join()
-    assert all(ingest.turn_status(brain, t, identity=SYSTEM)["status"] == "done" for t in lost)
+    assert all(inbox.turn_status(brain, t, identity=SYSTEM)["status"] == "done" for t in lost)
     with brain.read() as conn:
         assert (
             conn.execute(
@@ -150,7 +150,7 @@ def test_llm_down_turns_are_still_ingested_and_the_failure_counted(
         workers.join()
     finally:
         workers.stop()
-    assert all(ingest.turn_status(brain, t, identity=SYSTEM)["status"] == "done" for t in ids)
+    assert all(inbox.turn_status(brain, t, identity=SYSTEM)["status"] == "done" for t in ids)
     found = mc.search(brain, "window seats", tags=["turn"], embedder=None, identity=SYSTEM)
     assert found.results
     stats = workers.actors.stats

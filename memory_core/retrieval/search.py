@@ -5,9 +5,9 @@
    every channel ranks only those, so a filtered-out trace never displaces a
    match.
 2. Channels rank independently: BM25 over the full-text index
-   (:mod:`memory_core.lexical`) and cosine over the brain's vectors
-   (:mod:`memory_core.dense`), each ``search_candidates`` deep.
-3. Their candidates are fused and adjusted (:mod:`memory_core.ranking`), and
+   (:mod:`memory_core.retrieval.lexical`) and cosine over the brain's vectors
+   (:mod:`memory_core.retrieval.dense`), each ``search_candidates`` deep.
+3. Their candidates are fused and adjusted (:mod:`memory_core.retrieval.ranking`), and
    each result carries its per-channel ranks and scores, the fused score and
    every factor applied.
 
@@ -32,19 +32,20 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, text
 
-from memory_core import dense, lexical, ranking, relevance, timeref
+from memory_core import timeref
 from memory_core.auth import Identity, acting
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import ChannelUnavailable, InvalidArgument
-from memory_core.lexical import natural_query
-from memory_core.query_embedding import (
+from memory_core.retrieval import dense, lexical, ranking, relevance
+from memory_core.retrieval.lexical import natural_query
+from memory_core.retrieval.query_embedding import (
     QueryEmbedder,
     QueryEmbedders,
     SearchEmbedder,
     Unusable,
 )
 from memory_core.settings import Settings
-from memory_core.traces import Trace, check_scope, check_tags, check_type
+from memory_core.traces.store import Trace, check_scope, check_tags, check_type
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +199,7 @@ def search(
     ``embedder`` embeds the query for the vector channel: a process passes its
     runtime's :attr:`~memory_core.runtime.Runtime.query_embedder`; None searches
     without the channel.
-    ``min_score``: hits of lower relevance (:mod:`memory_core.relevance`) are left
+    ``min_score``: hits of lower relevance (:mod:`memory_core.retrieval.relevance`) are left
     out; None: the ``search_min_score`` setting; 0: none is.
     """
     within = acting(identity).within

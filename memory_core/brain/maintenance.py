@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlalchemy import text
 
-from memory_core.db import Brain, current_revision, head_revision
+from memory_core.brain.db import Brain, current_revision, head_revision
+from memory_core.brain.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 from memory_core.errors import BrainError
-from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
-from memory_core.traces import content_hash
+from memory_core.textutil import content_hash
 
 
 def stats(brain: Brain) -> dict[str, Any]:

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_core.auth import DELETE, WRITE, Identity, acting
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument, NotFound
-from memory_core.traces import (
+from memory_core.traces.store import (
     check_content,
     check_tags,
     dumps,

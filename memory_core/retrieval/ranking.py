@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from memory_core.decay import DAY, effective_strength
-from memory_core.dense import DenseScores
+from memory_core.retrieval.dense import DenseScores
 from memory_core.settings import Settings
 from memory_core.textutil import words
 from memory_core.timeref import Period
+from memory_core.traces.decay import DAY, effective_strength
 
 
 class Facts(NamedTuple):

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from memory_core.auth import SYSTEM
-from memory_core.db import Brain
-from memory_core.ingest import Accepted, Turn, accept_turns, check_turn
+from memory_core.brain.db import Brain
+from memory_core.inbox.turns import Accepted, Turn, accept_turns, check_turn
 
 log = logging.getLogger(__name__)
 

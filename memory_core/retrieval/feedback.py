@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import text
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 
 
 def new_event_id() -> str:

@@ -1,7 +1,7 @@
 """The vector channel: the query's embedding against the brain's vectors.
 
 Cosine is one matrix-vector product over the in-memory index
-(:mod:`memory_core.vector_index`), whose rows are smoothed with their stream
+(:mod:`memory_core.retrieval.vector_index`), whose rows are smoothed with their stream
 neighbours (``search_neighbour_smoothing``): the answer to a question is
 often spread over two consecutive turns, and a turn that only says "yes,
 last Tuesday" is found through the turn it answers.
@@ -26,10 +26,10 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection
 
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
 from memory_core.errors import ChannelUnavailable
-from memory_core.query_embedding import QueryEmbedder, Vector
-from memory_core.vector_index import PRODUCT_THREADS, Snapshot, VectorIndexes
+from memory_core.retrieval.query_embedding import QueryEmbedder, Vector
+from memory_core.retrieval.vector_index import PRODUCT_THREADS, Snapshot, VectorIndexes
 
 log = logging.getLogger(__name__)
 

@@ -274,7 +274,7 @@ def _alembic_config() -> Any:
     from alembic.config import Config
 
     cfg = Config()
-    cfg.set_main_option("script_location", "memory_core:migrations")
+    cfg.set_main_option("script_location", "memory_core.brain:migrations")
     return cfg
 
 

@@ -145,7 +145,7 @@ def query_embedder_for(settings: Settings, embedder: Embedder | None) -> QueryEm
 
 class QueryEmbedders:
     """One brain's query embedders for the bare embedders its searches were given (its
-    :meth:`~memory_core.db.Brain.state`): one each, so a cache and a pause outlive one
+    :meth:`~memory_core.brain.db.Brain.state`): one each, so a cache and a pause outlive one
     search.  A process passes its runtime's query embedder instead."""
 
     def __init__(self) -> None:

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection, bindparam, text
 
-from memory_core.db import Brain, write_meta
+from memory_core.brain.db import Brain, write_meta
 from memory_core.errors import ChannelUnavailable
 
 log = logging.getLogger(__name__)
@@ -305,7 +305,7 @@ def prune_events(conn: Connection, keep: int = KEEP_EVENTS) -> int:
 
 
 class VectorIndexes:
-    """One brain's indexes (its :meth:`~memory_core.db.Brain.state`), one per model and
+    """One brain's indexes (its :meth:`~memory_core.brain.db.Brain.state`), one per model and
     smoothing, and the threads that multiply them.
 
     Held by the brain object, never by the module: an exported copy keeps the

@@ -8,7 +8,6 @@ happens before anything is written: a refused call changes nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
@@ -20,10 +19,11 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from memory_core.auth import DELETE, WRITE, Identity, acting
-from memory_core.db import Brain
+from memory_core.brain.db import Brain
+from memory_core.brain.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 from memory_core.embeddings import archive_vectors
 from memory_core.errors import Conflict, InvalidArgument, NotFound
-from memory_core.schema import FTS_TABLE, SCOPES, TRACE_TYPES
+from memory_core.textutil import content_hash
 
 # A trace that still counts as known for deduplication: active, or deleted by
 # anything but an accepted prune (forgetting for disuse never blocks relearning).
@@ -35,11 +35,6 @@ MAX_TAG_LENGTH = 128
 MAX_STREAM_LENGTH = 512
 # Trace fields that are the brain's own bookkeeping, not part of a trace's view.
 _INTERNAL_FIELDS = frozenset({"seq", "prev_seq", "context"})
-
-
-def content_hash(content: str) -> str:
-    """SHA-256 of the content's UTF-8 bytes, hex."""
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 def new_trace_id() -> str:

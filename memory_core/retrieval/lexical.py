@@ -28,8 +28,8 @@ from typing import Any
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import OperationalError
 
-from memory_core.ranking import FACT_COLUMNS, Facts
-from memory_core.schema import FTS_TABLE, VOCAB_TABLE
+from memory_core.brain.schema import FTS_TABLE, VOCAB_TABLE
+from memory_core.retrieval.ranking import FACT_COLUMNS, Facts
 from memory_core.settings import Settings
 from memory_core.textutil import content_words, stem
 
@@ -154,7 +154,7 @@ def _rank_active(cursor: Any, match: str, depth: int, bm25: str) -> list[tuple[F
 
 
 class TermCounts:
-    """Document frequencies of stems in one brain (its :meth:`~memory_core.db.Brain.state`).
+    """Document frequencies of stems in one brain (its :meth:`~memory_core.brain.db.Brain.state`).
 
     Reading a frequency from fts5vocab walks the term's whole posting list --
     longest for exactly the common words the lookup is meant to drop -- so the

@@ -1,0 +1,1 @@
+"""Alembic migrations of the brain, run by :func:`memory_core.brain.db.migrate`."""

@@ -1,1 +1,0 @@
-"""Alembic migrations of the brain, run by :func:`memory_core.db.migrate`."""
