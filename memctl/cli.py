@@ -228,8 +228,6 @@ def update(
     trace = mc.update_trace(
         state.brain(), trace_id, content=content, tags=_tags(tags), identity=mc.OPEN
     )
-    if trace is None:
-        raise mc.NotFound(f"no active trace {trace_id}")
     if state.json:
         out.emit_json({"updated": True, "trace": trace.to_dict()})
     else:
@@ -240,8 +238,7 @@ def update(
 def delete(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """Soft-delete a trace (kept for audit, never shown by search)."""
     state = state_of(ctx)
-    if not mc.delete_trace(state.brain(), trace_id, identity=mc.OPEN):
-        raise mc.NotFound(f"no active trace {trace_id}")
+    mc.delete_trace(state.brain(), trace_id, identity=mc.OPEN)
     if state.json:
         out.emit_json({"deleted": True, "traceId": trace_id})
     else:

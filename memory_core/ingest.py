@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from memory_core.brain.db import Brain
+from memory_core.brain.db import Brain, raw_cursor
 from memory_core.extraction.base import Extraction, Fact
 from memory_core.textutil import content_hash
 from memory_core.traces.store import KNOWN_SQL, NewTrace, check_content, insert_trace
@@ -274,9 +274,6 @@ def imported_fact(fact: Fact, episode: NewTrace, episode_id: str) -> NewTrace:
 
 def _one(conn: Connection, sql: str, params: tuple[Any, ...]) -> Any:
     """First column of the first row, on the driver's cursor (the ingest hot path)."""
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
+    with raw_cursor(conn) as cursor:
         row = cursor.execute(sql, params).fetchone()
-    finally:
-        cursor.close()
     return None if row is None else row[0]

@@ -207,6 +207,23 @@ def begin_immediate(dbapi_conn: Any, timeout_ms: int) -> None:
         dbapi_conn.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
 
 
+@contextmanager
+def raw_cursor(conn: Connection) -> Iterator[sqlite3.Cursor]:
+    """The driver's own cursor on ``conn`` (closed on exit), for the hot paths alone.
+
+    Everywhere else the brain is read and written with SQL text through
+    SQLAlchemy's connection (``conn.execute(text(...), {...})``).  A few
+    statements run for every candidate of every search, or every trace of an
+    import: there SQLAlchemy's statement and result machinery doubled the
+    fixed cost, so they use the cursor directly, in the same transaction.
+    """
+    cursor: sqlite3.Cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr,assignment]
+    try:
+        yield cursor
+    finally:
+        cursor.close()
+
+
 def read_meta(conn: Connection, key: str) -> str | None:
     """A value of the brain's own key-value table (``brain_meta``), or None."""
     value = conn.execute(text("SELECT value FROM brain_meta WHERE key = :k"), {"k": key}).scalar()

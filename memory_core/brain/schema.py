@@ -1,9 +1,11 @@
-"""The brain's tables, as SQLAlchemy Core metadata.
+"""The brain's tables, as SQLAlchemy Core metadata, and the rules its triggers keep.
 
-Migrations under ``memory_core/migrations`` create these tables; this module is
-the reference the code queries against, and a test checks that the migrated
-database and this metadata agree.  The full-text index is a pair of FTS5
-virtual tables, which metadata cannot describe; their DDL lives here too.
+Migrations under ``memory_core/brain/migrations`` create these tables; this
+module is the reference the code queries against, and a test checks that the
+migrated database and this metadata agree.  The full-text index is a pair of
+FTS5 virtual tables, which metadata cannot describe; their DDL lives here too.
+The few write rules the brain enforces itself, in triggers, are listed in
+:data:`TRIGGERS` (a test checks the migrated brain has exactly these).
 """
 
 from __future__ import annotations
@@ -250,3 +252,28 @@ FTS_DDL = (
     "tokenize='porter unicode61')"
 )
 VOCAB_DDL = f"CREATE VIRTUAL TABLE {VOCAB_TABLE} USING fts5vocab({FTS_TABLE}, 'row')"
+
+
+# The write rules the brain keeps itself: triggers the migrations create (0003,
+# 0004, 0006), so that every write -- through any module, a raw cursor or an
+# import -- keeps them, in the same transaction.  Code never does their work.
+TRIGGERS = {
+    # The vector index's change log: every vector stored, replaced or removed is an
+    # event a process's in-memory index catches up from (retrieval.vector_index).
+    "trace_embeddings_insert": "AFTER INSERT ON trace_embeddings: log an embedding event",
+    "trace_embeddings_update": "AFTER UPDATE ON trace_embeddings: log an embedding event",
+    "trace_embeddings_delete": "AFTER DELETE ON trace_embeddings: log an embedding event",
+    # A soft-deleted trace never reaches the vector channel, and its vectors come
+    # back with it when it is restored (traces.undo).
+    "traces_deleted_lose_vectors": (
+        "AFTER UPDATE OF deleted ON memory_traces, when a trace is deleted: archive its "
+        "vectors in vector_archive under its content hash, then drop them"
+    ),
+    # A turn is indexed with the turn before it as context: when that turn's content
+    # changes or it is deleted, the next turn's context (and full-text row) follows --
+    # to the last active turn before it.
+    "traces_context_follows": (
+        "AFTER UPDATE OF content, deleted ON memory_traces: the next turn of the stream "
+        "takes the new content, or the last active turn's, as its context"
+    ),
+}

@@ -9,10 +9,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, text
 
 from memory_core.brain.db import Brain
-from memory_core.brain.schema import proposals as ledger
 from memory_core.errors import BrainError, InvalidArgument
 from memory_core.proposals.files import TMP_SUFFIX, file_path, move_file, proposal_folder
 from memory_core.settings import Settings
@@ -150,11 +149,15 @@ def recover(brain: Brain, settings: Settings) -> Recovery:
 
 
 def status_of(conn: Connection, proposal_id: str) -> str | None:
-    return conn.execute(select(ledger.c.status).where(ledger.c.id == proposal_id)).scalar()
+    found = conn.execute(text("SELECT status FROM proposals WHERE id = :id"), {"id": proposal_id})
+    return found.scalar()
 
 
 def set_status(conn: Connection, pid: str, status: str, now: float) -> None:
-    conn.execute(update(ledger).where(ledger.c.id == pid).values(status=status, decided_at=now))
+    conn.execute(
+        text("UPDATE proposals SET status = :status, decided_at = :now WHERE id = :id"),
+        {"status": status, "now": now, "id": pid},
+    )
 
 
 def read_file(path: Path) -> bytes | None:

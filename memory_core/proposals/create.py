@@ -12,11 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, text
+from sqlalchemy import Connection, bindparam, text
 
 from memory_core.auth import SYSTEM
 from memory_core.brain.db import Brain
-from memory_core.brain.schema import proposals as ledger
 from memory_core.errors import BrainError, NotFound
 from memory_core.proposals.base import (
     DAY,
@@ -40,6 +39,17 @@ from memory_core.traces.store import Trace, get_trace
 log = logging.getLogger(__name__)
 
 
+_SUBJECTS = text(
+    "SELECT subject_key, status, decided_at, versions FROM proposals "
+    "WHERE subject_key IN :keys AND status IN ('pending', 'rejected', 'undone')"
+).bindparams(bindparam("keys", expanding=True))
+_INSERT = text(
+    "INSERT INTO proposals (id, kind, status, pass_id, subject_key, file_sha256, summary, "
+    "created_at, versions, expires_at) VALUES (:id, :kind, :status, :pass_id, :subject_key, "
+    ":file_sha256, :summary, :created_at, :versions, :expires_at)"
+)
+
+
 def filter_new(
     brain: Brain, settings: Settings, drafts: Sequence[ProposalDraft], now: float | None = None
 ) -> list[ProposalDraft]:
@@ -57,12 +67,7 @@ def _filter_new(
     if not keys:
         return []
     cutoff = now - settings.proposal_reject_cooldown_days * DAY
-    rows = conn.execute(
-        select(ledger.c.subject_key, ledger.c.status, ledger.c.decided_at, ledger.c.versions).where(
-            ledger.c.subject_key.in_(keys),
-            ledger.c.status.in_(("pending", "rejected", "undone")),
-        )
-    ).all()
+    rows = conn.execute(_SUBJECTS, {"keys": sorted(keys)}).all()
     versions = _current_versions(conn, {i for r in rows for i in subject_ids(r.subject_key)})
     blocked = set()
     for r in rows:
@@ -97,7 +102,7 @@ def pending_room(brain: Brain, settings: Settings) -> int:
     """How many more proposals may be pending (``REVERIE_DREAM_MAX_PENDING``)."""
     with brain.read() as conn:
         pending = conn.execute(
-            select(func.count()).select_from(ledger).where(ledger.c.status == "pending")
+            text("SELECT count(*) FROM proposals WHERE status = 'pending'")
         ).scalar_one()
     return max(settings.dream_max_pending - int(pending), 0)
 
@@ -140,7 +145,7 @@ def create_proposals(
                 rows.append(_ledger_row(pid, draft, traces, pass_id, data, now, settings))
             if rows:
                 sync_folder(folder)  # the temporary names outlive a crash after the commit
-                conn.execute(insert(ledger), rows)
+                conn.execute(_INSERT, rows)
     except BaseException:
         for _, tmp in written:  # the rows were rolled back: no row, no file
             tmp.unlink(missing_ok=True)

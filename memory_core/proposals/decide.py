@@ -8,11 +8,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, bindparam, text
 
 from memory_core.auth import SYSTEM
 from memory_core.brain.db import Brain
-from memory_core.brain.schema import proposals as ledger
 from memory_core.errors import Conflict, InvalidArgument, NotFound
 from memory_core.proposals.base import (
     KINDS,
@@ -31,6 +30,11 @@ from memory_core.traces.store import Trace, delete_trace, get_trace
 from memory_core.traces.undo import changing, undo_unit
 
 _DecideOne = Callable[[Brain, Settings, str, float], Decision]
+
+
+_KNOWN = text("SELECT id FROM proposals WHERE id IN :ids").bindparams(
+    bindparam("ids", expanding=True)
+)
 
 
 def accept(
@@ -78,7 +82,7 @@ def _decide(
     wanted = list(dict.fromkeys(ids))
     recover(brain, settings)
     with brain.read() as conn:
-        known = set(conn.execute(select(ledger.c.id).where(ledger.c.id.in_(wanted))).scalars())
+        known = set(conn.execute(_KNOWN, {"ids": wanted}).scalars())
     missing = [i for i in wanted if i not in known]
     if missing:
         raise NotFound(f"no proposal {missing[0]}; nothing was decided")
@@ -101,7 +105,7 @@ def _reject_one(brain: Brain, settings: Settings, pid: str, now: float) -> Decis
 def _accept_one(brain: Brain, settings: Settings, pid: str, now: float) -> Decision:
     path = file_path(settings, "pending", pid)
     with brain.transaction() as conn:
-        row = conn.execute(select(ledger).where(ledger.c.id == pid)).one()
+        row = conn.execute(text("SELECT * FROM proposals WHERE id = :id"), {"id": pid}).one()
         if row.status != "pending":
             return Decision(pid, "not_pending", f"already {row.status}")
         data = read_file(path)
@@ -201,11 +205,11 @@ def expire(brain: Brain, settings: Settings, now: float | None = None) -> list[s
     with brain.transaction() as conn:
         ids = list(
             conn.execute(
-                select(ledger.c.id).where(
-                    ledger.c.status == "pending",
-                    ledger.c.expires_at.is_not(None),
-                    ledger.c.expires_at <= now,
-                )
+                text(
+                    "SELECT id FROM proposals WHERE status = 'pending' "
+                    "AND expires_at IS NOT NULL AND expires_at <= :now"
+                ),
+                {"now": now},
             ).scalars()
         )
         for pid in ids:

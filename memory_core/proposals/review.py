@@ -8,11 +8,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Connection, func, literal_column, select, text
+from sqlalchemy import Connection, text
 
 from memory_core.auth import Identity, acting
 from memory_core.brain.db import Brain
-from memory_core.brain.schema import proposals as ledger
 from memory_core.errors import InvalidArgument, NotFound
 from memory_core.proposals.base import (
     KINDS,
@@ -45,11 +44,10 @@ def list_proposals(
         raise InvalidArgument(f"status must be pending, accepted, rejected or all; got {status!r}")
     now = time.time() if now is None else now
     recover(brain, settings)
-    query = select(ledger).order_by(ledger.c.created_at, literal_column("rowid"))
-    if status != "all":
-        query = query.where(ledger.c.status == status)
+    which = "" if status == "all" else "WHERE status = :status "
+    query = text(f"SELECT * FROM proposals {which}ORDER BY created_at, rowid")
     with brain.read() as conn:
-        rows = conn.execute(query).all()
+        rows = conn.execute(query, {"status": status}).all()
         found = [
             ProposalInfo(
                 r.id,
@@ -122,7 +120,9 @@ def get_proposal(brain: Brain, settings: Settings, proposal_id: str) -> dict[str
     """The proposal's document, with its status, file path and whether it was edited."""
     recover(brain, settings)
     with brain.read() as conn:
-        row = conn.execute(select(ledger).where(ledger.c.id == proposal_id)).first()
+        row = conn.execute(
+            text("SELECT * FROM proposals WHERE id = :id"), {"id": proposal_id}
+        ).first()
     if row is None:
         raise NotFound(f"no proposal {proposal_id}")
     path = file_path(settings, row.status, row.id)
@@ -147,9 +147,10 @@ def pending_stats(brain: Brain, *, now: float | None = None) -> dict[str, Any]:
     now = time.time() if now is None else now
     with brain.read() as conn:
         rows = conn.execute(
-            select(ledger.c.kind, func.count(), func.min(ledger.c.created_at))
-            .where(ledger.c.status == "pending")
-            .group_by(ledger.c.kind)
+            text(
+                "SELECT kind, count(*), min(created_at) FROM proposals "
+                "WHERE status = 'pending' GROUP BY kind"
+            )
         ).all()
     by_kind = dict.fromkeys(KINDS, 0) | {kind: int(n) for kind, n, _ in rows}
     oldest = min((float(t) for _, _, t in rows), default=None)

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 from sqlalchemy import Connection
 
-from memory_core.brain.db import Brain
+from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable
 from memory_core.retrieval.query_embedding import QueryEmbedder, Vector
 from memory_core.retrieval.vector_index import PRODUCT_THREADS, Snapshot, VectorIndexes
@@ -87,12 +87,9 @@ def allowed_rows(
     """The snapshot's rows whose traces pass ``where`` (every valid row for None)."""
     if where is None:
         return np.flatnonzero(snapshot.valid)
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
+    with raw_cursor(conn) as cursor:
         cursor.execute(f"SELECT t.seq FROM memory_traces t WHERE {where}", params)
         seqs = np.fromiter((r[0] for r in cursor.fetchall()), dtype=np.int64)
-    finally:
-        cursor.close()
     rows = snapshot.rows(seqs)
     return np.sort(rows[rows >= 0])
 

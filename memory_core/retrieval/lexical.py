@@ -28,6 +28,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import OperationalError
 
+from memory_core.brain.db import raw_cursor
 from memory_core.brain.schema import FTS_TABLE, VOCAB_TABLE
 from memory_core.retrieval.ranking import FACT_COLUMNS, Facts
 from memory_core.settings import Settings
@@ -102,24 +103,22 @@ def _run(
     """Matches best first, or None when FTS5 rejects the syntax of ``match``."""
     # The driver's cursor directly: this is the hot path of every search, and
     # SQLAlchemy's statement and result machinery doubled its fixed cost.
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
-        if where is None:
-            return _rank_active(cursor, match, depth, bm25)
-        sql = (
-            f"SELECT {FACT_COLUMNS}, {bm25} AS _score FROM {FTS_TABLE} "
-            f"JOIN memory_traces t ON t.seq = {FTS_TABLE}.rowid "
-            f"WHERE {FTS_TABLE} MATCH :match AND {where} ORDER BY _score LIMIT :limit"
-        )
-        rows = cursor.execute(sql, {"match": match, "limit": depth, **params}).fetchall()
-        return [(Facts.from_row(r[:-1]), -float(r[-1])) for r in rows]
-    except (OperationalError, sqlite3.OperationalError) as e:
-        message = str(getattr(e, "orig", e)).lower()
-        if any(s in message for s in _SYNTAX_ERRORS):
-            return None
-        raise
-    finally:
-        cursor.close()
+    with raw_cursor(conn) as cursor:
+        try:
+            if where is None:
+                return _rank_active(cursor, match, depth, bm25)
+            sql = (
+                f"SELECT {FACT_COLUMNS}, {bm25} AS _score FROM {FTS_TABLE} "
+                f"JOIN memory_traces t ON t.seq = {FTS_TABLE}.rowid "
+                f"WHERE {FTS_TABLE} MATCH :match AND {where} ORDER BY _score LIMIT :limit"
+            )
+            rows = cursor.execute(sql, {"match": match, "limit": depth, **params}).fetchall()
+            return [(Facts.from_row(r[:-1]), -float(r[-1])) for r in rows]
+        except (OperationalError, sqlite3.OperationalError) as e:
+            message = str(getattr(e, "orig", e)).lower()
+            if any(s in message for s in _SYNTAX_ERRORS):
+                return None
+            raise
 
 
 def _rank_active(cursor: Any, match: str, depth: int, bm25: str) -> list[tuple[Facts, float]]:

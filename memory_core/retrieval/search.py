@@ -34,7 +34,7 @@ from sqlalchemy import Connection, text
 
 from memory_core import timeref
 from memory_core.auth import Identity, acting
-from memory_core.brain.db import Brain
+from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable, InvalidArgument
 from memory_core.retrieval import dense, lexical, ranking, relevance
 from memory_core.retrieval.lexical import natural_query
@@ -420,8 +420,7 @@ def _facts(
     condition = where or "t.deleted = 0"
     out: dict[int, ranking.Facts] = {}
     # The driver's cursor: this runs for every candidate of every search.
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
+    with raw_cursor(conn) as cursor:
         for marks in _in_chunks(seqs):
             sql = (
                 f"SELECT {ranking.FACT_COLUMNS} FROM memory_traces t "
@@ -429,22 +428,17 @@ def _facts(
             )
             for row in cursor.execute(sql, params):
                 out[int(row[0])] = ranking.Facts.from_row(row)
-    finally:
-        cursor.close()
     return out
 
 
 def _traces(conn: Connection, seqs: Sequence[int]) -> dict[int, Trace]:
     """The full rows of ``seqs``, by seq (on the driver's cursor, as :func:`_facts`)."""
     out: dict[int, Trace] = {}
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
+    with raw_cursor(conn) as cursor:
         for marks in _in_chunks(seqs):
             cursor.execute(f"SELECT * FROM memory_traces WHERE seq IN ({marks})")
             names = [d[0] for d in cursor.description]
             for row in cursor.fetchall():
                 trace = Trace.from_mapping(dict(zip(names, row, strict=True)))
                 out[trace.seq] = trace
-    finally:
-        cursor.close()
     return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_core.errors import Forbidden, InvalidArgument, NotEnabled
+from memory_core.errors import Forbidden, InvalidArgument, NotEnabled, NotFound
 from memory_core.inbox.turns import Turn, accept_turn
 from memory_core.jobs import Jobs
 from memory_core.retrieval.search import search as search_traces
@@ -45,18 +45,30 @@ def add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 
 def update(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    updated = traces.update_trace(
-        ctx.brain,
-        args["traceId"],
-        content=args.get("content"),
-        tags=args.get("tags"),
-        identity=ctx.identity,
-    )
-    return {"updated": updated is not None}
+    """``{"updated": false}`` for an id naming no active trace of the caller's, or when
+    nothing is given to change (as the reference tools answer)."""
+    if "content" not in args and "tags" not in args:
+        return {"updated": False}
+    try:
+        traces.update_trace(
+            ctx.brain,
+            args["traceId"],
+            content=args.get("content"),
+            tags=args.get("tags"),
+            identity=ctx.identity,
+        )
+    except NotFound:
+        return {"updated": False}
+    return {"updated": True}
 
 
 def delete(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    return {"deleted": traces.delete_trace(ctx.brain, args["traceId"], identity=ctx.identity)}
+    """``{"deleted": false}`` for an id naming no active trace of the caller's."""
+    try:
+        traces.delete_trace(ctx.brain, args["traceId"], identity=ctx.identity)
+    except NotFound:
+        return {"deleted": False}
+    return {"deleted": True}
 
 
 def merge(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:

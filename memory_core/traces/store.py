@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from memory_core.auth import DELETE, WRITE, Identity, acting
-from memory_core.brain.db import Brain
+from memory_core.brain.db import Brain, raw_cursor
 from memory_core.brain.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 from memory_core.embeddings import archive_vectors
 from memory_core.errors import Conflict, InvalidArgument, NotFound
@@ -273,42 +273,40 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
     """
     trace_id = item.id or new_trace_id()
     tags_json = dumps(list(item.tags))
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
-        prev_seq, context = None, ""
-        if item.stream is not None:
-            last = cursor.execute(_LAST_IN_STREAM_SQL, (item.stream,)).fetchone()
-            if last is not None:
-                prev_seq, context = last
-        cursor.execute(
-            _INSERT_SQL,
-            (
-                trace_id,
-                brain.brain_id,
-                item.type,
-                item.scope,
-                item.scope_id,
-                item.content,
-                content_hash(item.content),
-                tags_json,
-                item.importance,
-                now,
-                now,
-                item.occurred_at if item.occurred_at is not None else now,
-                dumps(item.metadata),
-                dumps(item.sources),
-                item.stream,
-                prev_seq,
-                context,
-                now,
-            ),
-        )
-        seq = cursor.lastrowid
-        cursor.execute(_FTS_INSERT_SQL, (seq, item.content, tags_json, context))
-    except sqlite3.IntegrityError as e:
-        raise Conflict(f"trace id {trace_id} already exists") from e
-    finally:
-        cursor.close()
+    with raw_cursor(conn) as cursor:
+        try:
+            prev_seq, context = None, ""
+            if item.stream is not None:
+                last = cursor.execute(_LAST_IN_STREAM_SQL, (item.stream,)).fetchone()
+                if last is not None:
+                    prev_seq, context = last
+            cursor.execute(
+                _INSERT_SQL,
+                (
+                    trace_id,
+                    brain.brain_id,
+                    item.type,
+                    item.scope,
+                    item.scope_id,
+                    item.content,
+                    content_hash(item.content),
+                    tags_json,
+                    item.importance,
+                    now,
+                    now,
+                    item.occurred_at if item.occurred_at is not None else now,
+                    dumps(item.metadata),
+                    dumps(item.sources),
+                    item.stream,
+                    prev_seq,
+                    context,
+                    now,
+                ),
+            )
+            seq = cursor.lastrowid
+            cursor.execute(_FTS_INSERT_SQL, (seq, item.content, tags_json, context))
+        except sqlite3.IntegrityError as e:
+            raise Conflict(f"trace id {trace_id} already exists") from e
     return trace_id
 
 
@@ -461,26 +459,26 @@ def update_trace(
     tags: Sequence[str] | None = None,
     expected_version: int | None = None,
     now: float | None = None,
-) -> Trace | None:
-    """Replace content and/or tags of an active trace.
+) -> Trace:
+    """Replace content and/or tags of an active trace; returns it updated.
 
-    Returns the updated trace, or None when the id names no active trace or
-    no field was given.  A content change recomputes the hash and drops the
-    trace's embeddings.  ``expected_version`` makes it a compare-and-set: when
-    the trace has changed since the caller read it, :class:`Conflict` is
-    raised and nothing is written.
+    :class:`NotFound` when the id names no active trace ``identity`` sees;
+    :class:`InvalidArgument` when no field is given.  A content change
+    recomputes the hash and drops the trace's embeddings.  ``expected_version``
+    makes it a compare-and-set: when the trace has changed since the caller
+    read it, :class:`Conflict` is raised and nothing is written.
     """
     acting(identity, WRITE)
     if content is not None:
         check_content(content)
     new_tags = check_tags(tags) if tags is not None else None
     if content is None and new_tags is None:
-        return None
+        raise InvalidArgument("give content and/or tags to update")
     now = time.time() if now is None else now
     with brain.transaction() as conn:
         old = fetch_trace(conn, trace_id)
         if old is None or old.deleted or not visible(old, identity):
-            return None
+            raise NotFound(f"no active trace {trace_id}")
         if expected_version is not None and old.version != expected_version:
             raise Conflict(
                 f"trace {trace_id} changed since it was read "
@@ -553,16 +551,15 @@ def delete_trace(
     identity: Identity,
     reason: str = "deleted",
     now: float | None = None,
-) -> bool:
+) -> None:
     """Soft-delete: the row stays for provenance, search never shows it again.
 
-    Returns False when the id names no active trace ``identity`` sees.
+    :class:`NotFound` when the id names no active trace ``identity`` sees.
     """
     acting(identity, DELETE)
     now = time.time() if now is None else now
     with brain.transaction() as conn:
         trace = fetch_trace(conn, trace_id)
         if trace is None or trace.deleted or not visible(trace, identity):
-            return False
+            raise NotFound(f"no active trace {trace_id}")
         soft_delete(conn, trace, reason, now)
-        return True

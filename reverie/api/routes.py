@@ -180,8 +180,6 @@ def patch_memory(
         expected_version=expected,
         identity=caller,
     )
-    if trace is None:
-        raise mc.NotFound(f"no active trace {trace_id}")
     if body.content is not None:
         _send_embed(request, [trace_id])
     return trace.to_dict()
@@ -195,8 +193,7 @@ def patch_memory(
 )
 def delete_memory(trace_id: str, request: Request, caller: CanDelete) -> dict[str, Any]:
     """Soft-delete: kept for audit, never returned by search."""
-    if not mc.delete_trace(_brain(request), trace_id, identity=caller):
-        raise mc.NotFound(f"no active trace {trace_id}")
+    mc.delete_trace(_brain(request), trace_id, identity=caller)
     return {"deleted": True, "id": trace_id}
 
 

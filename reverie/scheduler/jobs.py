@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from apscheduler.triggers.cron import CronTrigger  # type: ignore[import-untyped]
@@ -44,6 +46,9 @@ from memory_core.jobs import JobSender
 from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
+
+# Epoch seconds now: the wall clock, or a test's.
+Clock = Callable[[], float]
 
 DREAM_CRON = "dream_cron"
 DREAM_DUE = "dream_due"
@@ -68,8 +73,8 @@ def send_dream_cron(jobs: JobSender) -> bool:
     return True
 
 
-def check_dream_due(jobs: JobSender, brain: Brain, settings: Settings) -> bool:
-    check = is_due(brain, settings)
+def check_dream_due(jobs: JobSender, brain: Brain, settings: Settings, clock: Clock) -> bool:
+    check = is_due(brain, settings, now=clock())
     if not check.due:
         log.debug("scheduler: %s", check.reason)
         return False
@@ -82,6 +87,12 @@ def send_reconcile(jobs: JobSender) -> bool:
     log.info("scheduler: reconcile sweep requested")
     jobs.reconcile()
     return True
+
+
+def _every(seconds: float, clock: Clock) -> Any:
+    """An interval trigger whose first run is one interval from now, by ``clock``."""
+    first = datetime.fromtimestamp(clock(), UTC) + timedelta(seconds=seconds)
+    return IntervalTrigger(seconds=seconds, start_date=first)
 
 
 def _grace(interval_s: float) -> int:
@@ -101,6 +112,7 @@ def job_table(
     jobs: JobSender,
     brain: Brain,
     keep_lease: Callable[[], bool],
+    clock: Clock = time.time,
 ) -> list[JobSpec]:
     """The scheduler's jobs for these settings, sending to ``jobs`` (a failed send fails
     the run, which is counted; the next run tries again)."""
@@ -118,8 +130,8 @@ def job_table(
         # notice a brain that is already due.
         JobSpec(
             DREAM_DUE,
-            lambda: check_dream_due(jobs, brain, settings),
-            IntervalTrigger(seconds=due_every_s),
+            lambda: check_dream_due(jobs, brain, settings, clock),
+            _every(due_every_s, clock),
             _grace(due_every_s),
             run_at_start=True,
         ),
@@ -127,14 +139,14 @@ def job_table(
         JobSpec(
             RECONCILE,
             lambda: send_reconcile(jobs),
-            IntervalTrigger(seconds=settings.reconcile_every_s),
+            _every(settings.reconcile_every_s, clock),
             _grace(settings.reconcile_every_s),
             run_at_start=True,
         ),
         JobSpec(
             LEASE,
             keep_lease,
-            IntervalTrigger(seconds=renew_every_s),
+            _every(renew_every_s, clock),
             None,
             run_at_start=False,
         ),

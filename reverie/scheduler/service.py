@@ -46,7 +46,7 @@ from memory_core.brain.leases import (
 from memory_core.runtime import Runtime
 from reverie.observability.metrics import Metrics
 from reverie.scheduler import stats as stats_
-from reverie.scheduler.jobs import job_table
+from reverie.scheduler.jobs import Clock, job_table
 
 log = logging.getLogger(__name__)
 
@@ -56,26 +56,27 @@ LEASE_NAME = "scheduler"
 class SchedulerLease:
     """This scheduler's hold on the brain's ``scheduler`` lease."""
 
-    def __init__(self, brain: Brain, ttl_s: float) -> None:
+    def __init__(self, brain: Brain, ttl_s: float, clock: Clock = time.time) -> None:
         self.brain = brain
         self.ttl_s = ttl_s
+        self.clock = clock
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
     def acquire(self) -> None:
         """Take the lease or raise LeaseHeld naming who holds it."""
-        if acquire_lease(self.brain, LEASE_NAME, self.holder, self.ttl_s):
+        if acquire_lease(self.brain, LEASE_NAME, self.holder, self.ttl_s, now=self.clock()):
             log.info("scheduler %s holds the lease on %s", self.holder, self.brain.path)
             return
         current = lease_holder(self.brain, LEASE_NAME)
         who = current.holder if current else "another scheduler"
-        left = max(0.0, current.expires_at - time.time()) if current else 0.0
+        left = max(0.0, current.expires_at - self.clock()) if current else 0.0
         raise LeaseHeld(
             f"another scheduler ({who}) runs on brain {self.brain.path}; "
             f"stop it, or start this one once its lease expires (in {left:.0f} s)"
         )
 
     def renew(self) -> bool:
-        return renew_lease(self.brain, LEASE_NAME, self.holder, self.ttl_s)
+        return renew_lease(self.brain, LEASE_NAME, self.holder, self.ttl_s, now=self.clock())
 
     def release(self) -> None:
         if release_lease(self.brain, LEASE_NAME, self.holder):
@@ -157,7 +158,11 @@ LeasedScheduler = LeasedBackgroundScheduler | LeasedBlockingScheduler
 
 
 def build_scheduler(
-    runtime: Runtime, *, background: bool, metrics: Metrics | None = None
+    runtime: Runtime,
+    *,
+    background: bool,
+    metrics: Metrics | None = None,
+    clock: Clock = time.time,
 ) -> LeasedScheduler:
     """The scheduler for ``runtime``'s brain: dream on cron and when due, reconcile, lease
     renewal, each sending to where the runtime's jobs go.
@@ -165,24 +170,27 @@ def build_scheduler(
     Nothing runs (and no lease is taken) until ``start()``.  ``background``
     picks a BackgroundScheduler (its own thread; ``memctl up``) or a
     BlockingScheduler (``start()`` blocks until shutdown).  ``metrics``: this
-    process's, fed by every job event (None: metrics off).
+    process's, fed by every job event (None: metrics off).  ``clock`` (epoch
+    seconds) is what this module and the jobs read the time from: the first run
+    times, the lease's expiry, whether a pass is due.  (APScheduler 3 reads the
+    wall clock itself to fire jobs; tests point it at the same clock.)
     """
     settings, brain = runtime.settings, runtime.brain
-    lease = SchedulerLease(brain, settings.scheduler_lease_ttl_s)
+    lease = SchedulerLease(brain, settings.scheduler_lease_ttl_s, clock)
     cls = LeasedBackgroundScheduler if background else LeasedBlockingScheduler
     scheduler = cls(
         lease,
-        stats_.SchedulerStats(metrics),
+        stats_.SchedulerStats(metrics, clock),
         jobstores={"default": MemoryJobStore()},
         executors={"default": ThreadPoolExecutor(max_workers=4)},
         # Defaults for any job added later; every job below sets its own.
         job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 60},
     )
     scheduler.add_listener(scheduler.stats.on_event, stats_.EVENTS)
-    jobs = job_table(settings, runtime.jobs.sender, brain, scheduler.keep_lease)
+    jobs = job_table(settings, runtime.jobs.sender, brain, scheduler.keep_lease, clock)
     if metrics is not None:
         metrics.init_scheduler_jobs(spec.id for spec in jobs)
-    now = datetime.now(UTC)
+    now = datetime.fromtimestamp(clock(), UTC)
     for spec in jobs:
         first = {"next_run_time": now} if spec.run_at_start else {}
         scheduler.add_job(

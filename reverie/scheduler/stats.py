@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -52,8 +53,11 @@ class SchedulerStats:
     ``metrics``: where each event is also counted (None: metrics are off).
     """
 
-    def __init__(self, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self, metrics: Metrics | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
         self.metrics = metrics
+        self.clock = clock
         self._lock = threading.Lock()
         self._jobs: dict[str, JobStats] = {}
 
@@ -64,10 +68,10 @@ class SchedulerStats:
             if event.code == EVENT_JOB_EXECUTED:
                 stats.fired += 1
                 stats.sent += 1 if event.retval is True else 0
-                stats.last_run_at = time.time()
+                stats.last_run_at = self.clock()
             elif event.code == EVENT_JOB_ERROR:
                 stats.failed += 1
-                stats.last_run_at = time.time()
+                stats.last_run_at = self.clock()
                 stats.last_error = repr(event.exception)
             elif event.code == EVENT_JOB_MISSED:
                 stats.missed += 1

@@ -13,7 +13,7 @@ from sqlalchemy import text
 import memory_core as mc
 from memory_core.auth import SYSTEM
 from memory_core.brain.db import current_revision, head_revision
-from memory_core.brain.schema import metadata
+from memory_core.brain.schema import TRIGGERS, metadata
 from memory_core.retrieval.lexical import TermCounts
 
 
@@ -40,6 +40,15 @@ def test_first_open_creates_and_migrates_to_head(brain: mc.Brain) -> None:
         "leases",
     } <= names
     assert brain.brain_id.startswith("br_")
+
+
+def test_the_migrated_brain_has_exactly_the_documented_triggers(brain: mc.Brain) -> None:
+    with brain.read() as conn:
+        names = {
+            r[0]
+            for r in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        }
+    assert names == set(TRIGGERS)
 
 
 def test_migrated_schema_matches_the_metadata(brain: mc.Brain) -> None:
