@@ -3,7 +3,7 @@
 :func:`build_scheduler` returns an APScheduler 3.x scheduler (blocking or
 background) carrying the jobs of :mod:`scheduler.jobs`.  Its ``start()``
 first takes the brain's ``scheduler`` lease and refuses with
-:class:`~memory_core.schedule.LeaseHeld` while another live scheduler holds
+:class:`~memory_core.brain.leases.LeaseHeld` while another live scheduler holds
 it; a dead scheduler's lease expires after ``scheduler_lease_ttl_s`` and the
 next start takes over.  The lease is renewed every third of its TTL by a job;
 a scheduler that finds it taken (it stalled longer than the TTL and another
