@@ -39,11 +39,13 @@ from memory_core.settings import Settings, load_settings
 
 if TYPE_CHECKING:  # the adapters are imported where a run mode needs them: a one-shot
     # command loads no queue, web or scheduler framework
+    import dramatiq
     from fastapi import FastAPI
 
     from reverie.observability.metrics import Metrics
     from reverie.scheduler import LeasedScheduler
     from reverie.workers import Workers
+    from reverie.workers.actors import Actors
 
 log = logging.getLogger(__name__)
 
@@ -68,13 +70,13 @@ class Process:
         return self.runtime.settings
 
     @property
-    def broker(self) -> Any:
+    def broker(self) -> dramatiq.Broker:
         """The dramatiq broker the process sends to."""
         return self.workers.broker
 
     @property
-    def actors(self) -> Any:
-        """The actors declared on it (:class:`reverie.workers.actors.Actors`)."""
+    def actors(self) -> Actors:
+        """The actors declared on it."""
         return self.workers.actors
 
     def join(self, timeout_ms: int = 60_000) -> None:
