@@ -59,15 +59,17 @@ class IngestReport:
 
 
 def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tuple[str, str, float]]:
-    """The given turns plus up to ``extra`` other pending ones, oldest first."""
+    """The given turns plus up to ``extra`` other pending ones, in the order a
+    conversation had them: by the turn's own time when it gave one, else when it was
+    accepted, and in the order they were posted (the inbox's row order) on a tie --
+    turns committed together share their acceptance time, and ids are random."""
+    columns = "rowid AS posted, id, payload, created_at, status"
     rows: list[Any] = []
     if turn_ids:
         marks = ", ".join(f":t{i}" for i in range(len(turn_ids)))
         rows = list(
             conn.execute(
-                text(
-                    f"SELECT id, payload, created_at, status FROM inbox_turns WHERE id IN ({marks})"
-                ),
+                text(f"SELECT {columns} FROM inbox_turns WHERE id IN ({marks})"),
                 {f"t{i}": t for i, t in enumerate(turn_ids)},
             )
         )
@@ -75,16 +77,17 @@ def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tupl
     if extra > 0:
         rows += conn.execute(
             text(
-                "SELECT id, payload, created_at, status FROM inbox_turns "
-                "WHERE status = 'pending' ORDER BY created_at LIMIT :n"
+                f"SELECT {columns} FROM inbox_turns "
+                "WHERE status = 'pending' ORDER BY rowid LIMIT :n"
             ),
             {"n": extra + len(given)},
         ).all()
-    seen: dict[str, tuple[str, str, float]] = {}
+    seen: dict[str, tuple[float, int, str, str, float]] = {}
     for r in rows:
         if r.status == "pending" and r.id not in seen and len(seen) < len(given) + extra:
-            seen[r.id] = (r.id, r.payload, r.created_at)
-    return list(seen.values())
+            when = json.loads(r.payload).get("timestamp") or r.created_at
+            seen[r.id] = (float(when), int(r.posted), r.id, r.payload, r.created_at)
+    return [(turn_id, payload, at) for _, _, turn_id, payload, at in sorted(seen.values())]
 
 
 def ingest_turns(

@@ -224,3 +224,26 @@ def test_a_conversations_episodes_form_one_stream(brain: mc.Brain) -> None:
     assert a.stream == b.stream == "user:alice:c1" and c.stream == "user:alice:c2"
     assert b.prev_seq == a.seq and b.context == a.content
     assert a.prev_seq is None and c.prev_seq is None
+
+
+def test_a_batch_committed_together_is_ingested_in_the_order_it_was_posted(
+    brain: mc.Brain,
+) -> None:
+    """Turns accepted in one commit share their acceptance time and have random ids: one
+    job ingests them in the order they were posted, each after the turn before it."""
+    turns = [turn(user=f"Chapter {k} of the story.") for k in range(40)]
+    accepted = inbox.accept_turns(brain, turns, identity=SYSTEM)
+    ids = [a.turn_id for a in accepted]
+    report = ingest.ingest_turns(brain, [ids[-1]], facts_of(), batch_extra=100)
+    assert sorted(report.ingested) == sorted(ids)
+    with brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT json_extract(metadata, '$.turn_id'), seq, prev_seq FROM memory_traces "
+                "WHERE stream IS NOT NULL"
+            )
+        ).all()
+    seq = {r[0]: r[1] for r in rows}
+    prev = {r[0]: r[2] for r in rows}
+    assert prev[ids[0]] is None
+    assert [prev[ids[k]] for k in range(1, 40)] == [seq[ids[k - 1]] for k in range(1, 40)]

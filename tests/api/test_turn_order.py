@@ -1,0 +1,59 @@
+"""Turns of a conversation are ingested in the order they were posted, so each turn's
+previous-turn context is the turn before it."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+
+import memory_core as mc
+from reverie.compose import Process
+
+
+def _episodes_in_stream_order(brain: mc.Brain) -> list[tuple[int, int | None, str, str]]:
+    with brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT seq, prev_seq, json_extract(metadata, '$.turn_id'), context "
+                "FROM memory_traces WHERE stream IS NOT NULL ORDER BY seq"
+            )
+        ).all()
+    return [(int(r[0]), r[1], str(r[2]), str(r[3])) for r in rows]
+
+
+def test_turns_posted_while_workers_ingest_each_follow_the_turn_before(
+    client: TestClient, workers: Process, api_settings: mc.Settings
+) -> None:
+    posted = _post_story(client)
+    workers.join()
+    _assert_each_follows_the_one_before(api_settings, posted)
+
+
+def _post_story(client: TestClient) -> list[str]:
+    posted = []
+    for k in range(200):
+        r = client.post(
+            "/v1/turns",
+            json={
+                "user": f"Message number {k} of the story.",
+                "assistant": f"Reply {k}.",
+                "scope": "user",
+                "scope_id": "ana",
+                "conversation_id": "story",
+            },
+        )
+        assert r.status_code == 202, r.text
+        posted.append(r.json()["turn_id"])
+    return posted
+
+
+def _assert_each_follows_the_one_before(settings: mc.Settings, posted: list[str]) -> None:
+    brain = mc.open_brain(settings)
+    episodes = _episodes_in_stream_order(brain)
+    by_turn = {turn_id: (seq, prev) for seq, prev, turn_id, _ in episodes}
+    assert len(by_turn) == 200
+    wrong = [k for k in range(1, 200) if by_turn[posted[k]][1] != by_turn[posted[k - 1]][0]]
+    assert wrong == [], f"{len(wrong)} turns follow another than the turn posted before"
+    assert by_turn[posted[0]][1] is None
+    contexts = {turn_id: context for _, _, turn_id, context in episodes}
+    assert contexts[posted[57]].startswith("User: Message number 56 of the story.")
