@@ -233,8 +233,18 @@ class Settings(BaseSettings):
     )
     llm_model: str = Field("gpt-4o-mini", description="Chat model for fact extraction.")
     llm_api_key: str | None = Field(None, description="Bearer key for the chat endpoint.")
-    llm_timeout_s: float = Field(20.0, gt=0, description="Per-request timeout for the LLM.")
-    llm_max_retries: int = Field(2, ge=0, le=10, description="Retries after a failed LLM call.")
+    llm_timeout_s: float = Field(
+        20.0, gt=0, description="What one LLM call may take at most, retries included."
+    )
+    llm_max_retries: int = Field(
+        2, ge=0, le=10, description="Retries after a failed LLM call, within its timeout."
+    )
+    llm_breaker_failures: int = Field(
+        3, ge=1, description="Failed LLM calls in a row that open the breaker (then offline)."
+    )
+    llm_breaker_probe_s: float = Field(
+        30.0, gt=0, description="How long an open LLM breaker waits before a probe call."
+    )
     extract_importance_threshold: float = Field(
         0.4, ge=0, le=1, description="Facts below this boosted importance are not stored."
     )

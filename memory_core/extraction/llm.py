@@ -4,8 +4,11 @@
 path, e.g. ``https://api.openai.com/v1``) with ``response_format`` set to
 ``json_object`` and a system prompt that fixes the schema.  Timeouts,
 connection errors, 429 and 5xx are retried with exponential backoff and
-jitter; any other failure, and any answer that does not fit the schema, is an
-:class:`~memory_core.errors.ExtractionError` for the caller to fall back on.
+jitter, all within one call's budget of ``timeout_s``: a hung endpoint costs a
+call that much and no more.  After ``breaker_failures`` failed calls in a row
+a breaker (:mod:`memory_core.extraction.breaker`) refuses calls at once until a
+probe succeeds.  Any failure, and any answer that does not fit the schema, is
+an :class:`~memory_core.errors.ExtractionError` for the caller to fall back on.
 
 The API key goes into the ``Authorization`` header only.  Log lines and error
 messages never include it, the request URL or a response body unredacted.
@@ -26,6 +29,7 @@ import httpx
 
 from memory_core.errors import ConfigError, ExtractionError
 from memory_core.extraction.base import CATEGORIES, Extraction, Fact
+from memory_core.extraction.breaker import Breaker
 from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -90,8 +94,13 @@ class LLMExtractor:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         transport: httpx.BaseTransport | None = None,
+        breaker: Breaker | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.model = model
+        self.timeout_s = timeout_s
+        self.breaker = breaker
+        self._clock = clock
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
@@ -117,6 +126,7 @@ class LLMExtractor:
             api_key=settings.llm_api_key,
             timeout_s=settings.llm_timeout_s,
             max_retries=settings.llm_max_retries,
+            breaker=Breaker(settings.llm_breaker_failures, settings.llm_breaker_probe_s),
         )
 
     def __repr__(self) -> str:  # never show the key
@@ -186,11 +196,31 @@ class LLMExtractor:
         return json.loads(_FENCE.sub(r"\1", content.strip()))
 
     def _post(self, payload: dict[str, Any]) -> Any:
+        """The endpoint's JSON answer, through the breaker; ExtractionError otherwise."""
+        breaker = self.breaker
+        if breaker is not None and not breaker.allow():
+            raise ExtractionError("LLM endpoint's breaker is open: extracting offline")
+        try:
+            body = self._call(payload)
+        except ExtractionError:
+            if breaker is not None:
+                breaker.failed()
+            raise
+        if breaker is not None:
+            breaker.succeeded()
+        return body
+
+    def _call(self, payload: dict[str, Any]) -> Any:
+        """Attempts and retries within one budget of ``timeout_s``."""
+        deadline = self._clock() + self.timeout_s
         attempts = self.max_retries + 1
         for attempt in range(1, attempts + 1):
             retry_after: float | None = None
+            left = deadline - self._clock()
+            if left <= 0:
+                raise ExtractionError(f"LLM endpoint gave no answer within {self.timeout_s:g} s")
             try:
-                response = self._client.post(self._url, json=payload)
+                response = self._client.post(self._url, json=payload, timeout=left)
             except httpx.TransportError as e:  # timeouts, refused and reset connections
                 problem = f"{type(e).__name__}: {self._redact(str(e))}"
             except (httpx.HTTPError, httpx.InvalidURL) as e:  # not worth retrying
@@ -209,6 +239,10 @@ class LLMExtractor:
             if attempt == attempts:
                 raise ExtractionError(f"LLM endpoint failed after {attempts} attempts ({problem})")
             delay = self._backoff(attempt, retry_after)
+            if delay >= deadline - self._clock():
+                raise ExtractionError(
+                    f"LLM endpoint failed and its {self.timeout_s:g} s are spent ({problem})"
+                )
             log.warning(
                 "LLM call failed (%s); retry %d/%d in %.2fs",
                 problem,

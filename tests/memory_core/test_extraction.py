@@ -26,6 +26,7 @@ from memory_core.extraction import (
     make_extract,
     make_extractor,
 )
+from memory_core.extraction.breaker import Breaker
 from memory_core.extraction.llm import LLMExtractor
 from tests.fakes import FakeLLM
 
@@ -555,3 +556,56 @@ def test_make_extractor_picks_llm_only_when_a_base_url_is_set() -> None:
     llm = make_extractor(mc.load_settings(llm_base_url="http://127.0.0.1:9/v1", llm_max_retries=0))
     assert isinstance(llm, LLMExtractor)
     assert llm.name == "llm" and llm.max_retries == 0
+
+
+# -- a hung endpoint and the breaker ------------------------------------------------
+
+
+def test_a_hung_endpoint_costs_a_call_its_timeout_and_no_more(llm_server: FakeLLM) -> None:
+    for _ in range(3):  # every attempt would hang for a minute
+        llm_server.reply(200, {"choices": []}, delay=60)
+    extractor = client(llm_server.url, timeout_s=0.5, max_retries=2)
+    started = time.monotonic()
+    with pytest.raises(ExtractionError, match=r"0\.5 s"):
+        extractor.extract("I'm vegetarian.", "Noted!")
+    assert time.monotonic() - started < 1.0
+
+
+def test_failures_in_a_row_open_the_breaker_and_a_probe_closes_it(llm_server: FakeLLM) -> None:
+    now = [0.0]
+    breaker = Breaker(failures=2, probe_after_s=30.0, clock=lambda: now[0])
+    extractor = client(llm_server.url, timeout_s=0.3, max_retries=0, breaker=breaker)
+    for _ in range(2):
+        llm_server.reply(200, {"choices": []}, delay=60)
+        with pytest.raises(ExtractionError):
+            extractor.extract("I'm vegetarian.", "Noted!")
+    assert breaker.state == "open" and breaker.opened == 1
+    asked = len(llm_server.requests)
+    started = time.monotonic()
+    with pytest.raises(ExtractionError, match="breaker is open"):
+        extractor.extract("I'm vegetarian.", "Noted!")
+    assert time.monotonic() - started < 0.1 and len(llm_server.requests) == asked
+    now[0] += 30.0  # time for a probe, which fails: open again, for another while
+    llm_server.reply(503, b"down")
+    with pytest.raises(ExtractionError):
+        extractor.extract("I'm vegetarian.", "Noted!")
+    assert breaker.state == "open" and breaker.opened == 2
+    now[0] += 30.0
+    llm_server.answer(GOOD)
+    assert extractor.extract("I'm vegetarian.", "Noted!").facts
+    assert breaker.state == "closed"
+
+
+def test_with_the_breaker_open_turns_are_extracted_offline_at_once(llm_server: FakeLLM) -> None:
+    settings = mc.load_settings(
+        llm_base_url=llm_server.url, llm_timeout_s=0.3, llm_max_retries=0, llm_breaker_failures=1
+    )
+    extract = make_extract(settings)
+    llm_server.reply(200, {"choices": []}, delay=60)
+    first = extract("I love green tea and I work as a nurse.", "Nice!")
+    assert first.fell_back
+    started = time.monotonic()
+    second = extract("I prefer window seats on trains.", "Noted.")
+    assert time.monotonic() - started < 0.1
+    assert second.fell_back and "breaker" in (second.primary_error or "")
+    assert len(llm_server.requests) == 1
