@@ -1,0 +1,163 @@
+"""Memory that follows change: is the current statement found first, and the old one
+when asked as of its time?
+
+Each update chain of ``bench/data/changes_*.jsonl`` -- a subject's attribute
+stated and changed one to three times, with other talk between -- is posted
+as turns through ``POST /v1/turns`` of the embedded default (one user, one
+scope id per chain, each turn with its own time), ingested and embedded by the
+workers.  Then, through ``GET /v1/search``:
+
+* **now**: the chain's present-tense question; a hit counts when the top
+  result comes from the last statement's turn (the turn itself, or a fact
+  citing it);
+* **as of**: for each older value, its question asked ``as_of`` a time between
+  that statement and the next; found when its turn is among the top 5.
+
+    python -m bench.changes [--files dev,heldout] [--json OUT] [--show N]
+
+Targets: now first for >= 90% of chains; as of found for >= 95%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+import memory_core as mc
+from reverie import compose
+
+DATA = Path(__file__).parent / "data"
+AS_OF_DEPTH = 5
+
+
+def load(name: str) -> list[dict[str, Any]]:
+    path = DATA / f"changes_{name}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _epoch(ts: str) -> float:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+def post_chain(client: TestClient, chain: dict[str, Any]) -> list[str]:
+    """Every turn of the chain, posted in order; their turn ids."""
+    ids = []
+    for k, turn in enumerate(chain["conversation"]):
+        r = client.post(
+            "/v1/turns",
+            json={
+                "user": turn["user"],
+                "assistant": turn["assistant"],
+                "scope": "user",
+                "scope_id": chain["id"],
+                "conversation_id": chain["id"],
+                "timestamp": turn["ts"],
+                "idempotency_key": f"{chain['id']}/{k}",
+            },
+        )
+        r.raise_for_status()
+        ids.append(r.json()["turn_id"])
+    return ids
+
+
+def _turn_of(hit: dict[str, Any]) -> str | None:
+    return hit.get("metadata", {}).get("turn_id")
+
+
+def ask(client: TestClient, chain: dict[str, Any], question: str, **params: Any) -> list[str]:
+    """The source turns of the hits, best first."""
+    r = client.get(
+        "/v1/search", params={"q": question, "scope_id": chain["id"], "limit": 10, **params}
+    )
+    r.raise_for_status()
+    return [t for h in r.json()["results"] if (t := _turn_of(h)) is not None]
+
+
+def run(chains: Sequence[dict[str, Any]], show: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="reverie-changes-") as tmp:
+        settings = mc.load_settings(
+            brain_url=f"sqlite:///{Path(tmp) / 'brain.sqlite'}", data_dir=Path(tmp) / "data"
+        )
+        served = compose.embedded(settings)
+        try:
+            with TestClient(compose.app(served), base_url="http://127.0.0.1:8420") as client:
+                posted = {chain["id"]: post_chain(client, chain) for chain in chains}
+                served.join(timeout_ms=600_000)
+                return _score(client, chains, posted, show)
+        finally:
+            served.stop()
+
+
+def _score(
+    client: TestClient,
+    chains: Sequence[dict[str, Any]],
+    posted: dict[str, list[str]],
+    show: int,
+) -> dict[str, Any]:
+    now_first, as_of_found, as_of_asked = 0, 0, 0
+    by_attribute: Counter[str] = Counter()
+    first_by_attribute: Counter[str] = Counter()
+    misses = []
+    for chain in chains:
+        ids = posted[chain["id"]]
+        statements = [
+            (k, t) for k, t in enumerate(chain["conversation"]) if t["kind"] == "statement"
+        ]
+        last = ids[statements[-1][0]]
+        hits = ask(client, chain, chain["now"]["question"])
+        by_attribute[chain["attribute"]] += 1
+        if hits and hits[0] == last:
+            now_first += 1
+            first_by_attribute[chain["attribute"]] += 1
+        elif len(misses) < show:
+            misses.append((chain["id"], chain["now"]["question"]))
+        for then in chain["then"]:
+            k, turn = statements[then["state"]]
+            _, following = statements[then["state"] + 1]
+            when = (_epoch(turn["ts"]) + _epoch(following["ts"])) / 2
+            as_of_asked += 1
+            older = ask(client, chain, then["question"], as_of=when)
+            as_of_found += ids[k] in older[:AS_OF_DEPTH]
+    for chain_id, question in misses:
+        print(f"  not first now: {chain_id}: {question}")
+    return {
+        "chains": len(chains),
+        "now_first": round(now_first / len(chains), 3),
+        "as_of_found_top5": round(as_of_found / as_of_asked, 3) if as_of_asked else None,
+        "now_first_by_attribute": {
+            a: round(first_by_attribute[a] / n, 3) for a, n in sorted(by_attribute.items())
+        },
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--files", default="dev,heldout", help="which chain sets, comma-separated")
+    p.add_argument("--json", type=Path, help="write the figures here")
+    p.add_argument("--show", type=int, default=0, help="print this many misses")
+    args = p.parse_args(argv)
+    report = {}
+    for name in args.files.split(","):
+        result = run(load(name), args.show)
+        report[name] = result
+        print(
+            f"{name}: current statement first for {result['now_first']:.1%} of "
+            f"{result['chains']} chains; older statement found as of its time (top "
+            f"{AS_OF_DEPTH}) for {result['as_of_found_top5']:.1%}"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
