@@ -68,6 +68,12 @@ class ExtractionError(ReverieError):
     code = "extraction_error"
 
 
+class BreakerOpen(ExtractionError):
+    """Raised when a remote extractor is not asked: its breaker is open after failures."""
+
+    code = "breaker_open"
+
+
 class ChannelUnavailable(ReverieError):
     """Raised when a search channel cannot answer now; search goes on without it."""
 

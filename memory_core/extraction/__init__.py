@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memory_core.errors import ExtractionError
+from memory_core.errors import BreakerOpen, ExtractionError
 from memory_core.extraction.base import (
     BASE_CATEGORIES,
     CATEGORIES,
@@ -66,6 +66,10 @@ class ExtractionOutcome(Extraction):
     candidates: int = 0
     fell_back: bool = False
     primary_error: str | None = None
+    # The primary extractor was not asked: its breaker is open (not a failed call).
+    skipped: bool = False
+    # The primary extractor's breaker is open after this turn (None: it has none).
+    breaker_open: bool | None = None
 
 
 def make_extractor(settings: Settings) -> Extractor:
@@ -105,10 +109,12 @@ def extract_facts(
     by the caller regardless).
     """
     primary_error: str | None = None
+    skipped = False
     try:
         extraction = extractor.extract(user, assistant)
     except ExtractionError as e:
         primary_error = str(e)
+        skipped = isinstance(e, BreakerOpen)
         log.warning("%s extractor failed, falling back to %s: %s", extractor.name, fallback.name, e)
         extraction = _run_fallback(fallback, extractor, user, assistant)
     return ExtractionOutcome(
@@ -118,7 +124,18 @@ def extract_facts(
         tokens=extraction.tokens,
         fell_back=primary_error is not None,
         primary_error=primary_error,
+        skipped=skipped,
+        breaker_open=_breaker_open(extractor),
     )
+
+
+def _breaker_open(extractor: Extractor) -> bool | None:
+    breaker = getattr(extractor, "breaker", None)
+    if breaker is None:
+        return None
+    from memory_core.extraction.breaker import CLOSED
+
+    return bool(breaker.state != CLOSED)
 
 
 def _run_fallback(fallback: Extractor, failed: Extractor, user: str, assistant: str) -> Extraction:

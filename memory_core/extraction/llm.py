@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from memory_core.errors import ConfigError, ExtractionError
+from memory_core.errors import BreakerOpen, ConfigError, ExtractionError
 from memory_core.extraction.base import CATEGORIES, Extraction, Fact
 from memory_core.extraction.breaker import Breaker
 from memory_core.settings import Settings
@@ -199,7 +199,7 @@ class LLMExtractor:
         """The endpoint's JSON answer, through the breaker; ExtractionError otherwise."""
         breaker = self.breaker
         if breaker is not None and not breaker.allow():
-            raise ExtractionError("LLM endpoint's breaker is open: extracting offline")
+            raise BreakerOpen("LLM endpoint's breaker is open: extracting offline")
         try:
             body = self._call(payload)
         except ExtractionError:

@@ -76,6 +76,16 @@ class Metrics:
         self.llm_failures = counter(
             "reverie_llm_failures_total", "Failed LLM extraction calls (after retries)."
         )
+        self.llm_skipped = counter(
+            "reverie_llm_skipped_total",
+            "Turns extracted offline without asking the LLM: its breaker was open.",
+        )
+        self.llm_breaker_open = Gauge(
+            "reverie_llm_breaker_open",
+            "1 while the LLM endpoint's breaker is open (turns are extracted offline).",
+            multiprocess_mode="max",
+            registry=registry,
+        )
         self.llm_tokens = counter("reverie_llm_tokens_total", "LLM tokens used by extraction.")
         self.embeddings_computed = counter(
             "reverie_embeddings_computed_total", "Trace vectors computed and stored."
@@ -188,7 +198,13 @@ class Metrics:
             self.llm_tokens.inc(extraction.tokens)
             if getattr(extraction, "fell_back", False):
                 self.extractor_fallbacks.inc()
-                self.llm_failures.inc()
+                if getattr(extraction, "skipped", False):
+                    self.llm_skipped.inc()
+                else:
+                    self.llm_failures.inc()
+            breaker_open = getattr(extraction, "breaker_open", None)
+            if breaker_open is not None:
+                self.llm_breaker_open.set(1 if breaker_open else 0)
         for lag in report.lag_seconds:
             self.ingest_lag.observe(lag)
 

@@ -99,7 +99,8 @@ class _Observer:
                 self.stats["llm_tokens"] += extraction.tokens
                 if getattr(extraction, "fell_back", False):
                     self.stats["extractor_fallbacks"] += 1
-                    self.stats["llm_failures"] += 1
+                    skipped = getattr(extraction, "skipped", False)
+                    self.stats["llm_skipped" if skipped else "llm_failures"] += 1
         if self.metrics is not None:
             self.metrics.observe_ingest(report)
 

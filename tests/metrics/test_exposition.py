@@ -41,6 +41,8 @@ REVERIE_FAMILIES = {
     "reverie_duplicates_skipped",
     "reverie_extractor_fallbacks",
     "reverie_llm_failures",
+    "reverie_llm_skipped",
+    "reverie_llm_breaker_open",
     "reverie_llm_tokens",
     "reverie_embeddings_computed",
     "reverie_ingest_lag_seconds",

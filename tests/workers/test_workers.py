@@ -158,3 +158,46 @@ def test_llm_down_turns_are_still_ingested_and_the_failure_counted(
     assert stats["extractor_fallbacks"] == 3 and stats["llm_failures"] == 3
     assert any("falling back" in r.getMessage() for r in caplog.records)
     assert "sk-secret-key" not in caplog.text
+
+
+def test_an_open_breaker_extracts_offline_without_asking_and_says_so_in_metrics(
+    tmp_path: Path,
+) -> None:
+    import socket
+
+    from fastapi.testclient import TestClient
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from reverie.compose import app as api_app
+    from tests.conftest import LOCAL
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    settings = mc.load_settings(
+        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        embedder="none",
+        llm_base_url=f"http://127.0.0.1:{dead}/v1",
+        llm_max_retries=0,
+        llm_timeout_s=1.0,
+        llm_breaker_failures=1,
+        llm_breaker_probe_s=3600,
+    )
+    workers = embedded(settings, threads=1)  # one turn at a time: the first opens it
+    try:
+        brain = mc.open_brain(settings)
+        ids = [post(brain, workers, f"I prefer aisle seats, trip {i}.") for i in range(3)]
+        workers.join()
+        with TestClient(api_app(workers), base_url=LOCAL) as client:
+            exposition = client.get("/metrics").text
+    finally:
+        workers.stop()
+    assert all(inbox.turn_status(brain, t, identity=SYSTEM)["status"] == "done" for t in ids)
+    stats = workers.actors.stats
+    assert stats["extractor_fallbacks"] == 3
+    assert stats["llm_failures"] == 1 and stats["llm_skipped"] == 2
+    samples = {
+        s.name: s.value for f in text_string_to_metric_families(exposition) for s in f.samples
+    }
+    assert samples["reverie_llm_breaker_open"] == 1
+    assert samples["reverie_llm_skipped_total"] >= 2
