@@ -28,9 +28,8 @@ from memory_core.settings import Settings, load_settings
 from memory_core.timeref import parse_time
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from memory_core.traces.merge import MergeResult, merge_traces
+from memory_core.traces.model import NewTrace, Trace
 from memory_core.traces.store import (
-    NewTrace,
-    Trace,
     add_trace,
     add_traces,
     delete_trace,

@@ -26,7 +26,8 @@ from memory_core.errors import Forbidden, InvalidArgument
 from memory_core.proposals import STATUSES
 from memory_core.proposals.files import proposal_folder
 from memory_core.settings import Settings
-from memory_core.traces.store import check_scope, fts_delete
+from memory_core.traces.model import check_scope
+from memory_core.traces.store import fts_delete
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ from sqlalchemy import Connection, text
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.extraction.base import Extraction, Fact
 from memory_core.textutil import content_hash
-from memory_core.traces.store import KNOWN_SQL, NewTrace, check_content, insert_trace
+from memory_core.traces.model import KNOWN_SQL, NewTrace, check_content
+from memory_core.traces.store import insert_trace
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,8 @@ from sqlalchemy import text
 from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.errors import Conflict
 from memory_core.traces.decay import DAY
-from memory_core.traces.store import Trace, rewrite_trace
+from memory_core.traces.model import Trace
+from memory_core.traces.store import rewrite_trace
 from memory_core.traces.undo import changing
 
 _CANDIDATES = text(

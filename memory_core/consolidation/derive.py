@@ -21,7 +21,8 @@ from sqlalchemy import text
 
 from memory_core.auth import SYSTEM
 from memory_core.consolidation.base import PassContext, StepResult
-from memory_core.traces.store import NewTrace, add_traces
+from memory_core.traces.model import NewTrace
+from memory_core.traces.store import add_traces
 from memory_core.traces.undo import created
 
 log = logging.getLogger(__name__)

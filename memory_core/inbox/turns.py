@@ -23,7 +23,7 @@ from memory_core.auth import WRITE, Identity, acting
 from memory_core.brain.db import Brain
 from memory_core.errors import Forbidden, InvalidArgument, NotFound
 from memory_core.timeref import parse_time
-from memory_core.traces.store import check_scope
+from memory_core.traces.model import check_scope
 
 MAX_ID_LENGTH = 256
 

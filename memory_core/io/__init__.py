@@ -16,7 +16,7 @@ from sqlalchemy import text
 from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument
 from memory_core.io.records import Extract, ImportResult, Owner, Progress
-from memory_core.traces.store import check_scope
+from memory_core.traces.model import check_scope
 
 EXPORT_FORMATS = ("sqlite", "json", "markdown", "obsidian")
 IMPORT_FORMATS = ("sqlite", "json", "markdown", "obsidian", "chatgpt", "csv")

@@ -21,7 +21,7 @@ from typing import Any
 from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument
 from memory_core.io.records import Extract, ImportResult, Owner, Progress, Record, TraceWriter
-from memory_core.traces.store import NewTrace
+from memory_core.traces.model import NewTrace
 
 _KEPT_ROLES = ("user", "assistant")
 

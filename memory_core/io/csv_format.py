@@ -29,7 +29,7 @@ from memory_core.io.records import (
     TraceWriter,
     clean_scope_id,
 )
-from memory_core.traces.store import NewTrace
+from memory_core.traces.model import NewTrace
 
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 

@@ -11,7 +11,7 @@ import yaml  # type: ignore[import-untyped]
 from memory_core.errors import InvalidArgument
 from memory_core.inbox.turns import parse_timestamp
 from memory_core.io.records import Record, clean_scope_id
-from memory_core.traces.store import NewTrace
+from memory_core.traces.model import NewTrace
 
 MAX_NAME_BYTES = 200
 _FORBIDDEN = set('/\\:"*<>?|')

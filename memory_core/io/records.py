@@ -24,7 +24,8 @@ from memory_core.errors import InvalidArgument
 from memory_core.extraction import ExtractionOutcome
 from memory_core.ingest import fact_exists, imported_fact
 from memory_core.textutil import content_hash
-from memory_core.traces.store import KNOWN_SQL, NewTrace, check_new, insert_trace
+from memory_core.traces.model import KNOWN_SQL, NewTrace, check_new
+from memory_core.traces.store import insert_trace
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from memory_core.io.records import (
     clean_scope_id,
     live_first,
 )
-from memory_core.traces.store import NewTrace
+from memory_core.traces.model import NewTrace
 
 INBOX_COLUMNS = (
     "id",

@@ -15,7 +15,7 @@ from memory_core.brain.db import Brain
 from memory_core.errors import BrainError, InvalidArgument
 from memory_core.proposals.files import TMP_SUFFIX, file_path, move_file, proposal_folder
 from memory_core.settings import Settings
-from memory_core.traces.store import PRUNED_PREFIX
+from memory_core.traces.model import PRUNED_PREFIX
 
 log = logging.getLogger(__name__)
 

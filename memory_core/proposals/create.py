@@ -34,7 +34,8 @@ from memory_core.proposals.files import (
     write_synced,
 )
 from memory_core.settings import Settings
-from memory_core.traces.store import Trace, get_trace
+from memory_core.traces.model import Trace
+from memory_core.traces.store import get_trace
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,8 @@ from memory_core.proposals.files import file_path, move_file
 from memory_core.proposals.review import list_proposals
 from memory_core.settings import Settings
 from memory_core.traces.merge import merge_traces
-from memory_core.traces.store import Trace, delete_trace, get_trace
+from memory_core.traces.model import Trace
+from memory_core.traces.store import delete_trace, get_trace
 from memory_core.traces.undo import changing, undo_unit
 
 _DecideOne = Callable[[Brain, Settings, str, float], Decision]

@@ -12,7 +12,7 @@ from typing import Any
 from memory_core.brain.schema import NOT_BLANK, SCOPES, TRACE_TYPES
 from memory_core.inbox.turns import MAX_ID_LENGTH, ROLES
 from memory_core.timeref import EPOCH_RANGE
-from memory_core.traces.store import MAX_TAG_LENGTH, MAX_TAGS
+from memory_core.traces.model import MAX_TAG_LENGTH, MAX_TAGS
 
 _TEXT = {"type": "string", "minLength": 1, "pattern": NOT_BLANK}  # not only white space
 _TAGS = {

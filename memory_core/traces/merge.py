@@ -10,15 +10,8 @@ from typing import Any
 from memory_core.auth import DELETE, WRITE, Identity, acting
 from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument, NotFound
-from memory_core.traces.store import (
-    check_content,
-    check_tags,
-    dumps,
-    fetch_trace,
-    rewrite_trace,
-    soft_delete,
-    visible,
-)
+from memory_core.traces.model import check_content, check_tags, dumps
+from memory_core.traces.store import fetch_trace, rewrite_trace, soft_delete, visible
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ from memory_core.brain.db import Brain
 from memory_core.brain.schema import memory_traces
 from memory_core.embeddings import archive_vectors, unarchive_vectors
 from memory_core.errors import Conflict, NotFound
-from memory_core.traces.store import dumps, fetch_trace, fts_delete, fts_insert
+from memory_core.traces.model import dumps
+from memory_core.traces.store import fetch_trace, fts_delete, fts_insert
 
 # Columns an undo writes back (everything but the row's identity).
 _RESTORED = [c.name for c in memory_traces.columns if c.name not in ("seq", "id")]

@@ -19,7 +19,7 @@ from pydantic import (
 
 from memory_core.brain.schema import NOT_BLANK
 from memory_core.timeref import EPOCH_RANGE
-from memory_core.traces.store import MAX_TAG_LENGTH, MAX_TAGS
+from memory_core.traces.model import MAX_TAG_LENGTH, MAX_TAGS
 from reverie.types import Scope, TraceType
 
 # Text that is not only white space (what memory_core refuses as empty).

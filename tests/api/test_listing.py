@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
-from memory_core.traces.store import NewTrace
+from memory_core.traces.model import NewTrace
 
 
 def test_paging_through_a_thousand_traces_while_writes_happen_skips_and_repeats_none(
