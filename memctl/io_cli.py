@@ -51,14 +51,11 @@ def _enqueue_embedding(runtime: Runtime, trace_ids: list[str]) -> bool:
         return False
     from reverie import compose
 
-    workers = compose.queue_for(runtime)
+    workers = compose.queue_for(runtime)  # the runtime's jobs go to Redis from now on
     try:
-        sender = workers.sender()
-        for start in range(0, len(trace_ids), settings.embed_batch_size):
-            sender.embed(trace_ids[start : start + settings.embed_batch_size])
+        return runtime.jobs.embed(trace_ids)  # in batches; False when Redis refused them
     finally:
         workers.stop()
-    return True
 
 
 def register(app: typer.Typer) -> None:

@@ -125,22 +125,27 @@ def test_reconcile_picks_up_turns_the_queue_never_got(stack: tuple[mc.Settings, 
         )
 
 
-def test_llm_down_turns_are_still_ingested_and_the_failure_counted(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def llm_down_settings(tmp_path: Path, **overrides: object) -> mc.Settings:
+    """Settings whose LLM endpoint is a port nothing listens on, failing at once."""
     import socket
 
-    with socket.socket() as s:  # a port nothing listens on
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead = s.getsockname()[1]
-    settings = mc.load_settings(
+    return mc.load_settings(
         brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}",
         embedder="none",
         llm_base_url=f"http://127.0.0.1:{dead}/v1",
         llm_max_retries=0,
         llm_timeout_s=1.0,
-        llm_api_key="sk-secret-key",
+        **overrides,
     )
+
+
+def test_llm_down_turns_are_still_ingested_and_the_failure_counted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = llm_down_settings(tmp_path, llm_api_key="sk-secret-key")
     workers = embedded(settings, threads=2)
     try:
         brain = mc.open_brain(settings)
@@ -163,26 +168,13 @@ def test_llm_down_turns_are_still_ingested_and_the_failure_counted(
 def test_an_open_breaker_extracts_offline_without_asking_and_says_so_in_metrics(
     tmp_path: Path,
 ) -> None:
-    import socket
-
     from fastapi.testclient import TestClient
     from prometheus_client.parser import text_string_to_metric_families
 
     from reverie.compose import app as api_app
     from tests.conftest import LOCAL
 
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        dead = s.getsockname()[1]
-    settings = mc.load_settings(
-        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}",
-        embedder="none",
-        llm_base_url=f"http://127.0.0.1:{dead}/v1",
-        llm_max_retries=0,
-        llm_timeout_s=1.0,
-        llm_breaker_failures=1,
-        llm_breaker_probe_s=3600,
-    )
+    settings = llm_down_settings(tmp_path, llm_breaker_failures=1, llm_breaker_probe_s=3600)
     workers = embedded(settings, threads=1)  # one turn at a time: the first opens it
     try:
         brain = mc.open_brain(settings)
