@@ -60,35 +60,70 @@ class IngestReport:
 
 
 def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tuple[str, str, float]]:
-    """The given turns plus up to ``extra`` other pending ones, in the order a
-    conversation had them: by the turn's own time when it gave one, else when it was
-    accepted, and in the order they were posted (the inbox's row order) on a tie --
-    turns committed together share their acceptance time, and ids are random."""
+    """The turns one job ingests, in the order a conversation had them.
+
+    With ``extra`` > 0 a job takes the oldest pending turns (as many as it was given plus
+    ``extra``) and each given turn that no older pending turn of its conversation is left
+    behind: a turn is never written ahead of one posted before it in its stream, whose
+    own job (or a later one) takes it first.  With ``extra`` == 0, just the given turns.
+    Within the batch, by the turn's own time when it gave one, else when it was accepted,
+    and in the order they were posted (the inbox's row order) on a tie -- turns committed
+    together share their acceptance time, and ids are random."""
     columns = "rowid AS posted, id, payload, created_at, status"
-    rows: list[Any] = []
+    given: list[Any] = []
     if turn_ids:
         marks = ", ".join(f":t{i}" for i in range(len(turn_ids)))
-        rows = list(
-            conn.execute(
+        given = [
+            r
+            for r in conn.execute(
                 text(f"SELECT {columns} FROM inbox_turns WHERE id IN ({marks})"),
                 {f"t{i}": t for i, t in enumerate(turn_ids)},
             )
-        )
-    given = {r.id for r in rows if r.status == "pending"}
+            if r.status == "pending"
+        ]
+    rows = list(given)
     if extra > 0:
-        rows += conn.execute(
+        window = conn.execute(
             text(
                 f"SELECT {columns} FROM inbox_turns "
                 "WHERE status = 'pending' ORDER BY rowid LIMIT :n"
             ),
             {"n": extra + len(given)},
         ).all()
+        taken = {r.id for r in window}
+        rows = list(window) + [
+            r for r in given if r.id not in taken and not _waits(conn, r, window[-1].posted)
+        ]
     seen: dict[str, tuple[float, int, str, str, float]] = {}
     for r in rows:
-        if r.status == "pending" and r.id not in seen and len(seen) < len(given) + extra:
+        if r.id not in seen:
             when = json.loads(r.payload).get("timestamp") or r.created_at
             seen[r.id] = (float(when), int(r.posted), r.id, r.payload, r.created_at)
     return [(turn_id, payload, at) for _, _, turn_id, payload, at in sorted(seen.values())]
+
+
+_STREAM_KEYS = ("scope", "scope_id", "conversation_id")
+
+
+def _waits(conn: Connection, row: Any, window_end: int) -> bool:
+    """Whether a pending turn of ``row``'s conversation, posted before it, lies beyond
+    the window a job takes (so ``row`` must wait for it)."""
+    data = json.loads(row.payload)
+    same = " AND ".join(f"json_extract(payload, '$.{k}') IS :{k}" for k in _STREAM_KEYS)
+    return (
+        conn.execute(
+            text(
+                "SELECT 1 FROM inbox_turns WHERE status = 'pending' "
+                f"AND rowid > :start AND rowid < :posted AND {same} LIMIT 1"
+            ),
+            {
+                "start": window_end,
+                "posted": row.posted,
+                **{k: data.get(k) for k in _STREAM_KEYS},
+            },
+        ).first()
+        is not None
+    )
 
 
 def ingest_turns(

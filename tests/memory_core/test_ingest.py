@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any
 
@@ -247,3 +248,38 @@ def test_a_batch_committed_together_is_ingested_in_the_order_it_was_posted(
     prev = {r[0]: r[2] for r in rows}
     assert prev[ids[0]] is None
     assert [prev[ids[k]] for k in range(1, 40)] == [seq[ids[k - 1]] for k in range(1, 40)]
+
+
+def _prev_by_turn(brain: mc.Brain) -> dict[str, tuple[int, int | None]]:
+    with brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT json_extract(metadata, '$.turn_id'), seq, prev_seq FROM memory_traces "
+                "WHERE stream IS NOT NULL"
+            )
+        ).all()
+    return {str(r[0]): (int(r[1]), r[2]) for r in rows}
+
+
+def test_a_job_for_a_turn_behind_a_backlog_does_not_write_it_ahead_of_its_conversation(
+    brain: mc.Brain,
+) -> None:
+    """A job takes the oldest pending turns; its own turn, if older turns of the same
+    conversation lie beyond what it takes, waits for them -- while a turn of another
+    conversation with nothing pending before it is taken along."""
+    story = [
+        inbox.accept_turn(brain, turn(user=f"Part {k}.", conversation_id="s"), identity=SYSTEM)
+        for k in range(12)
+    ]
+    other = inbox.accept_turn(brain, turn(user="Elsewhere.", conversation_id="o"), identity=SYSTEM)
+    late = ingest.ingest_turns(brain, [story[-1].turn_id], facts_of(), batch_extra=3)
+    assert late.ingested == [a.turn_id for a in story[:4]]
+    assert story[-1].turn_id not in late.ingested
+    alone = ingest.ingest_turns(brain, [other.turn_id], facts_of(), batch_extra=3)
+    assert other.turn_id in alone.ingested
+    assert alone.ingested[:4] == [a.turn_id for a in story[4:8]]
+    while ingest.ingest_turns(brain, [story[-1].turn_id], facts_of(), batch_extra=3).ingested:
+        pass
+    links = _prev_by_turn(brain)
+    for before, after in itertools.pairwise(story):
+        assert links[after.turn_id][1] == links[before.turn_id][0]
