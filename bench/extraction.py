@@ -29,7 +29,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +112,8 @@ class Score:
 def score(turns: Sequence[dict[str, Any]], extract: Callable[[str, str], Any]) -> Score:
     out = Score()
     for turn in turns:
-        facts = [f.content for f in extract(turn["user"], turn["assistant"]).facts]
+        when = datetime.fromisoformat(turn["ts"]).timestamp() if turn.get("ts") else None
+        facts = [f.content for f in extract(turn["user"], turn["assistant"], when=when).facts]
         labels = turn["facts"]
         out.labelled += len(labels)
         out.extracted += len(facts)

@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, text
 
@@ -42,7 +42,11 @@ CATEGORY_TYPES = {
     "action_item": "prospective",
 }
 
-Extract = Callable[[str, str], Extraction]
+
+class Extract(Protocol):
+    """A turn's facts: what it said (user, assistant) and when (epoch seconds)."""
+
+    def __call__(self, user: str, assistant: str, *, when: float | None = None) -> Extraction: ...
 
 
 @dataclass
@@ -158,7 +162,8 @@ def ingest_turns(
     extracted = []
     for turn_id, payload, created_at in todo:
         data = json.loads(payload)
-        extraction = extract(data["user"], data["assistant"])
+        when = data.get("timestamp") or created_at
+        extraction = extract(data["user"], data["assistant"], when=float(when))
         extracted.append((turn_id, data, created_at, extraction))
     if not extracted:
         return report

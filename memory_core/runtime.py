@@ -27,9 +27,7 @@ from memory_core.retrieval.query_embedding import QueryEmbedder, Unusable, query
 from memory_core.settings import Settings
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from memory_core.extraction import ExtractionOutcome
+    from memory_core.extraction import ExtractionOutcome, ExtractTurn
     from memory_core.inbox.group_commit import TurnBatcher
     from memory_core.inbox.turns import Accepted, Turn
 
@@ -48,7 +46,7 @@ class Runtime:
         self._embedder_error: ReverieError | None = None
         self._embedder_made = False
         self._query_embedder: QueryEmbedder | None = None
-        self._extract: Callable[[str, str], ExtractionOutcome] | None = None
+        self._extract: ExtractTurn | None = None
         self._batcher: TurnBatcher | None = None
 
     @classmethod
@@ -96,7 +94,7 @@ class Runtime:
                 self._query_embedder = query_embedder_for(self.settings, embedder)
             return self._query_embedder
 
-    def extract(self, user: str, assistant: str) -> ExtractionOutcome:
+    def extract(self, user: str, assistant: str, *, when: float | None = None) -> ExtractionOutcome:
         """One turn's facts, by the configured extractor (made on first use)."""
         if self._extract is None:
             from memory_core.extraction import make_extract
@@ -104,7 +102,7 @@ class Runtime:
             with self._lock:
                 if self._extract is None:
                     self._extract = make_extract(self.settings)
-        return self._extract(user, assistant)
+        return self._extract(user, assistant, when=when)
 
     def submit_turn(self, turn: Turn) -> tuple[Accepted, bool]:
         """Commit a posted turn to the inbox (concurrent posts share one commit), then

@@ -9,8 +9,8 @@ did and why, for the metrics.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from memory_core.errors import BreakerOpen, ExtractionError
 from memory_core.extraction.base import (
@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "BASE_CATEGORIES",
     "CATEGORIES",
+    "ExtractTurn",
     "Extraction",
     "ExtractionOutcome",
     "Extractor",
@@ -81,15 +82,23 @@ def make_extractor(settings: Settings) -> Extractor:
     return OfflineExtractor()
 
 
-def make_extract(settings: Settings) -> Callable[[str, str], ExtractionOutcome]:
-    """``extract(user, assistant)`` for the ingest: the configured extractor, the
+class ExtractTurn(Protocol):
+    """What the ingest calls for a turn: its facts, kept and filtered."""
+
+    def __call__(
+        self, user: str, assistant: str, *, when: float | None = None
+    ) -> ExtractionOutcome: ...
+
+
+def make_extract(settings: Settings) -> ExtractTurn:
+    """``extract(user, assistant, when=)`` for the ingest: the configured extractor, the
     offline fallback and the personality filter, all built once from ``settings``."""
     extractor = make_extractor(settings)
     fallback = OfflineExtractor()
     config = config_from_settings(settings)
 
-    def extract(user: str, assistant: str) -> ExtractionOutcome:
-        return extract_facts(extractor, fallback, user, assistant, config)
+    def extract(user: str, assistant: str, *, when: float | None = None) -> ExtractionOutcome:
+        return extract_facts(extractor, fallback, user, assistant, config, when=when)
 
     return extract
 
@@ -100,6 +109,8 @@ def extract_facts(
     user: str,
     assistant: str,
     config: MemoryConfig,
+    *,
+    when: float | None = None,
 ) -> ExtractionOutcome:
     """Extract a turn's facts with ``extractor``, or ``fallback`` if it fails, and filter them.
 
@@ -111,12 +122,12 @@ def extract_facts(
     primary_error: str | None = None
     skipped = False
     try:
-        extraction = extractor.extract(user, assistant)
+        extraction = extractor.extract(user, assistant, when=when)
     except ExtractionError as e:
         primary_error = str(e)
         skipped = isinstance(e, BreakerOpen)
         log.warning("%s extractor failed, falling back to %s: %s", extractor.name, fallback.name, e)
-        extraction = _run_fallback(fallback, extractor, user, assistant)
+        extraction = _run_fallback(fallback, extractor, user, assistant, when)
     return ExtractionOutcome(
         facts=filter_facts(extraction.facts, config),
         candidates=len(extraction.facts),
@@ -138,10 +149,12 @@ def _breaker_open(extractor: Extractor) -> bool | None:
     return bool(breaker.state != CLOSED)
 
 
-def _run_fallback(fallback: Extractor, failed: Extractor, user: str, assistant: str) -> Extraction:
+def _run_fallback(
+    fallback: Extractor, failed: Extractor, user: str, assistant: str, when: float | None
+) -> Extraction:
     if fallback is not failed:
         try:
-            return fallback.extract(user, assistant)
+            return fallback.extract(user, assistant, when=when)
         except ExtractionError as e:
             log.error("fallback extractor %s failed too: %s", fallback.name, e)
     return Extraction(facts=[], extractor=fallback.name)

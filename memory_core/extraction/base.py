@@ -46,4 +46,7 @@ class Extractor(Protocol):
 
     name: str
 
-    def extract(self, user: str, assistant: str) -> Extraction: ...
+    def extract(self, user: str, assistant: str, *, when: float | None = None) -> Extraction:
+        """The exchange's facts; ``when`` (epoch seconds) is when it was said, against
+        which relative times ("yesterday", "next Friday") are resolved."""
+        ...

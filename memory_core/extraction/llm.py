@@ -23,6 +23,7 @@ import random
 import re
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -51,6 +52,11 @@ statement; emotional_context: how the user feels; action_item: something to do o
 to be reminded of.
 - importance: 0.0 to 1.0, how useful the fact is in future conversations.
 - entities: names, places, products, dates and numbers the fact mentions.
+
+Only what the user states or confirms is a fact about the user; what the assistant \
+says is not, unless the user agrees with it. When the exchange says when it took \
+place, write relative times ("yesterday", "next Friday", "last May") as the dates \
+they mean ("on 7 May 2023").
 
 Skip greetings, small talk and anything not useful later. \
 When nothing is worth keeping, answer {{"facts": []}}."""
@@ -136,9 +142,12 @@ class LLMExtractor:
         """Release the connection pool."""
         self._client.close()
 
-    def extract(self, user: str, assistant: str) -> Extraction:
+    def extract(self, user: str, assistant: str, *, when: float | None = None) -> Extraction:
         """The facts the model finds in the exchange, validated against the schema."""
         exchange = f"User: {user[:_MAX_INPUT_CHARS]}\n\nAssistant: {assistant[:_MAX_INPUT_CHARS]}"
+        if when is not None:
+            said = datetime.fromtimestamp(when, UTC).strftime("%A %d %B %Y, %H:%M UTC")
+            exchange = f"Said on {said}.\n\n{exchange}"
         body = self._post(self._payload(SYSTEM_PROMPT, exchange))
         facts, tokens = parse_completion(body)
         return Extraction(facts=facts, extractor=self.name, tokens=tokens)

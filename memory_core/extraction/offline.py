@@ -263,7 +263,7 @@ class OfflineExtractor:
 
     name = "offline"
 
-    def extract(self, user: str, assistant: str) -> Extraction:
+    def extract(self, user: str, assistant: str, *, when: float | None = None) -> Extraction:
         """One fact per informative sentence; never raises, never blocks."""
         facts = _facts_from(user, "User", _USER_CATEGORIES)
         facts += _facts_from(assistant, "Assistant", _ASSISTANT_CATEGORIES)

@@ -21,7 +21,7 @@ from sqlalchemy import Connection, bindparam, text
 
 from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument
-from memory_core.extraction import ExtractionOutcome
+from memory_core.extraction import ExtractTurn
 from memory_core.ingest import fact_exists, imported_fact
 from memory_core.textutil import content_hash
 from memory_core.traces.model import KNOWN_SQL, NewTrace, check_new
@@ -166,10 +166,10 @@ def _read_known(conn: Connection, batch: list[tuple[Record, str]]) -> _Known:
     return known
 
 
+# The ingest's fact extraction, as an import runs it.
+Extract = ExtractTurn
 # Whose an import is: every record goes to this (scope, scope id); None keeps the files'.
 Owner = tuple[str, str] | None
-# The ingest's fact extraction: (user, assistant) -> the facts worth keeping.
-Extract = Callable[[str, str], ExtractionOutcome]
 
 
 class TraceWriter:
@@ -247,7 +247,8 @@ class TraceWriter:
         """The facts of the exchanges just written, each a trace citing its episode."""
         if self.extract is None or not self._mined:
             return
-        found = [(tid, t, self.extract(*said).facts) for tid, t, said in self._mined]
+        extract = self.extract
+        found = [(tid, t, extract(*said, when=t.occurred_at).facts) for tid, t, said in self._mined]
         self._mined = []
         with self.brain.transaction() as conn:
             for episode_id, episode, facts in found:

@@ -34,7 +34,7 @@ def test_recall_precision_and_relative_times_are_counted_per_fact() -> None:
         "hi": ["User: hi"],
     }
 
-    def extract(user: str, assistant: str) -> Extraction:
+    def extract(user: str, assistant: str, *, when: float | None = None) -> Extraction:
         return Extraction([Fact(c, "knowledge", 0.5, []) for c in said[user]], "fake")
 
     result = score(turns, extract).to_dict()

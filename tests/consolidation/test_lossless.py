@@ -160,7 +160,7 @@ def test_two_cli_adds_of_near_duplicates_are_proposed_by_the_first_pass(
 # -- every occurrence kept ------------------------------------------------------
 
 
-def _fact_of_the_turn(user: str, assistant: str) -> Extraction:
+def _fact_of_the_turn(user: str, assistant: str, *, when: float | None = None) -> Extraction:
     return Extraction(
         facts=[Fact(content=user, category="episodic", importance=0.6)], extractor="test"
     )
@@ -247,7 +247,7 @@ def test_durable_facts_are_never_proposed_and_small_talk_goes(
 def test_a_fact_drawn_from_a_durable_turn_keeps_its_protection(
     brain: mc.Brain, settings: mc.Settings
 ) -> None:
-    def second_sentence(user: str, assistant: str) -> Extraction:
+    def second_sentence(user: str, assistant: str, *, when: float | None = None) -> Extraction:
         return Extraction(facts=[Fact("She is mad about horses.", "knowledge", 0.5)], extractor="t")
 
     turn = inbox.Turn(

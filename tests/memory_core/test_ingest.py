@@ -16,7 +16,7 @@ from memory_core.extraction.base import Extraction, Fact
 
 
 def facts_of(*items: tuple[str, str]) -> Any:
-    def extract(user: str, assistant: str) -> Extraction:
+    def extract(user: str, assistant: str, *, when: float | None = None) -> Extraction:
         return Extraction([Fact(c, cat, 0.8, []) for c, cat in items], "fake")
 
     return extract
