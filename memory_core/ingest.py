@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import Connection, text
 
+from memory_core import supersession
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.extraction.base import Extraction, Fact
 from memory_core.textutil import content_hash
@@ -199,6 +200,8 @@ def _write_turn(
     }
     metadata = {**data.get("metadata", {}), **meta}
     conversation = metadata.get("conversation_id")
+    known = supersession.known_subjects(conn, scope_id)
+    turn_slots = supersession.slots_of(data["user"], known)
     episode = NewTrace(
         content=turn_text(data),
         type="episodic",
@@ -209,9 +212,11 @@ def _write_turn(
         sources=[{"turn": turn_id}],
         occurred_at=occurred,
         stream=turn_stream(scope, scope_id, str(conversation) if conversation else None),
+        slot=turn_slots[0] if turn_slots else None,
     )
     episode_id = insert_trace(conn, brain, episode, now)
     report.new_trace_ids.append(episode_id)
+    statements: dict[str, list[str]] = {episode.slot: [episode_id]} if episode.slot else {}
     seen: set[str] = set()
     for fact in extraction.facts:
         digest = content_hash(fact.content)
@@ -219,11 +224,17 @@ def _write_turn(
             report.duplicates_skipped += 1
             continue
         seen.add(digest)
-        fact_id = insert_trace(
-            conn, brain, fact_trace(fact, scope, scope_id, turn_id, episode_id, occurred, meta), now
-        )
+        item = fact_trace(fact, scope, scope_id, turn_id, episode_id, occurred, meta)
+        item.slot = _fact_slot(fact.content, turn_slots, known)
+        fact_id = insert_trace(conn, brain, item, now)
+        if item.slot is not None:
+            statements.setdefault(item.slot, []).insert(0, fact_id)
         report.new_trace_ids.append(fact_id)
         report.facts_by_category[fact.category] = report.facts_by_category.get(fact.category, 0) + 1
+    for slot, ids in statements.items():
+        supersession.link(
+            conn, ids, ids[0], scope=scope, scope_id=scope_id, slot=slot, at=float(occurred)
+        )
     _one(
         conn,
         "UPDATE inbox_turns SET status = 'done', processed_at = ?, updated_at = ?, "
@@ -231,6 +242,14 @@ def _write_turn(
         (now, now, turn_id),
     )
     report.ingested.append(turn_id)
+
+
+def _fact_slot(content: str, turn_slots: Sequence[str], known: Sequence[str]) -> str | None:
+    """A fact's slot: what its own words state, when the user stated it in the turn
+    (an attribution prefix, "User: ", is not part of the statement)."""
+    said = content.split(": ", 1)[1] if content.startswith(("User: ", "Assistant: ")) else content
+    slot = supersession.slot_of(said, known)
+    return slot if slot in turn_slots else None
 
 
 def turn_stream(scope: str, scope_id: str | None, conversation_id: str | None) -> str:

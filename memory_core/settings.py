@@ -190,6 +190,20 @@ class Settings(BaseSettings):
     search_importance_weight: float = Field(
         0.2, ge=0, le=2, description="How much importance (0..1, 0.5 neutral) scales the score."
     )
+    search_superseded_factor: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description="Score factor of a statement a later one of the same thing superseded "
+        "(by the search's time); 1: ranked as if current.",
+    )
+    search_asked_boost: float = Field(
+        0.5,
+        ge=0,
+        le=5,
+        description="Lift of a statement holding now of what the query asks (its subject "
+        "and attribute: 'where do I live' lifts where the user lives); 0: off.",
+    )
     search_embed_timeout_s: float = Field(
         5.0,
         gt=0,

@@ -56,6 +56,22 @@ class TraceOut(Out):
     version: int = Field(description="Incremented by every change; If-Match compares it.")
     stream: str | None
     learnt_at: float | None
+    slot: str | None = Field(
+        None, description="What it states a value of, subject/attribute: user/residence."
+    )
+    valid_from: float | None = Field(None, description="Since when it holds: when it was said.")
+    valid_until: float | None = Field(
+        None, description="Until when it held: when a later statement superseded it."
+    )
+    superseded_by: str | None = Field(None, description="The id of the statement that did.")
+
+
+class Successor(Out):
+    """The later statement that superseded a hit."""
+
+    id: str
+    content: str | None = None
+    occurred_at: str | None = Field(None, description="When it was said, ISO 8601 UTC.")
 
 
 class Channel(Out):
@@ -83,6 +99,16 @@ class HitOut(Out):
     )
     occurred_at: str | None = Field(description="When it happened, ISO 8601 UTC.")
     created_at: str = Field(description="When it was stored, ISO 8601 UTC.")
+    current: bool = Field(
+        True,
+        description="Whether it held at the search's time (now, or as_of): false once a "
+        "later statement of the same thing superseded it.",
+    )
+    valid_from: str | None = Field(None, description="Since when it holds, ISO 8601 UTC.")
+    valid_until: str | None = Field(
+        None, description="Until when it held (a later statement superseded it), ISO 8601 UTC."
+    )
+    superseded_by: Successor | None = Field(None, description="The statement that superseded it.")
     metadata: dict[str, Any]
 
 

@@ -76,12 +76,19 @@ memory_traces = Table(
     # When this brain stored the trace (imports carry created_at from their
     # source): decay runs from here or from the last use.
     Column("learnt_at", Float, nullable=True),
+    # What the trace states a value of (subject/attribute: "user/residence"), and,
+    # once a later statement of it replaced this one, until when this one held and
+    # which trace replaced it (memory_core.supersession).
+    Column("slot", Text, nullable=True),
+    Column("valid_until", Float, nullable=True),
+    Column("superseded_by", Text, nullable=True),
     Index("ix_traces_scope", "scope", "scope_id"),
     Index("ix_traces_scope_id", "scope_id"),
     Index("ix_traces_stream", "stream", "seq"),
     Index("ix_traces_type", "type"),
     Index("ix_traces_hash", "content_hash", "scope", "scope_id"),
     Index("ix_traces_occurred", "occurred_at"),
+    Index("ix_traces_slot", "scope_id", "slot", "occurred_at"),
 )
 
 

@@ -5,8 +5,9 @@ convex mix of min-max scaled scores (default: BM25 over its best match,
 cosine over the spread of every allowed trace) or reciprocal rank fusion.
 Then each switchable adjustment multiplies the fused score by a factor that
 is 1 when it does not apply: the speaker a query names, a time it names,
-decayed strength, recency and importance.  Every factor is kept, so each
-result can say why it ranks where it does.
+decayed strength, recency, importance, and a statement superseded by a later
+one of the same thing (by the search's time: ``as_of`` ranks what held then).
+Every factor is kept, so each result can say why it ranks where it does.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class Facts(NamedTuple):
     last_accessed: float | None
     retrieval_count: int
     speaker: str | None
+    valid_until: float | None  # when a later statement superseded it
+    slot: str | None  # what it states a value of ("user/residence")
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Facts:
@@ -45,7 +48,7 @@ class Facts(NamedTuple):
 FACT_COLUMNS = (
     "t.seq, t.occurred_at, t.importance, t.strength, t.stability, t.last_accessed, "
     "t.retrieval_count, CASE WHEN json_type(t.metadata, '$.speaker') = 'text' "
-    "THEN nullif(trim(json_extract(t.metadata, '$.speaker')), '') END"
+    "THEN nullif(trim(json_extract(t.metadata, '$.speaker')), '') END, t.valid_until, t.slot"
 )
 
 
@@ -130,6 +133,8 @@ class Adjustments:
     recency_weight: float
     recency_half_life_days: float
     importance_weight: float
+    superseded_factor: float
+    asked_boost: float
     decay_base_days: float
     decay_growth: float
     now: float
@@ -144,6 +149,8 @@ class Adjustments:
             recency_weight=s.search_recency_weight,
             recency_half_life_days=s.search_recency_half_life_days,
             importance_weight=s.search_importance_weight,
+            superseded_factor=s.search_superseded_factor,
+            asked_boost=s.search_asked_boost,
             decay_base_days=s.decay_base_stability_days,
             decay_growth=s.decay_stability_growth,
             now=now,
@@ -151,9 +158,14 @@ class Adjustments:
 
 
 def adjust(
-    cands: Sequence[Candidate], query: str, periods: Sequence[Period], adj: Adjustments
+    cands: Sequence[Candidate],
+    query: str,
+    periods: Sequence[Period],
+    adj: Adjustments,
+    asked: frozenset[str] = frozenset(),
 ) -> None:
-    """Compute each candidate's strength and factors."""
+    """Compute each candidate's strength and factors; ``asked``: the slots the query asks
+    the value of (subject/attribute), whose statements holding at ``now`` are lifted."""
     speaker = named_speaker(query, cands) if adj.speaker_boost > 0 else None
     speaker_factor = 1.0 + adj.speaker_boost
     time_factor = 1.0 + adj.time_boost
@@ -182,7 +194,16 @@ def adjust(
             factors["recency"] = 1.0 + adj.recency_weight * lift
         if adj.importance_weight > 0:
             factors["importance"] = 1.0 + adj.importance_weight * (t.importance - 0.5)
+        if t.valid_until is not None and t.valid_until <= adj.now:
+            factors["superseded"] = adj.superseded_factor
+        elif asked and adj.asked_boost > 0 and t.slot is not None and _unscoped(t.slot) in asked:
+            factors["asked"] = 1.0 + adj.asked_boost
         c.factors = factors
+
+
+def _unscoped(slot: str) -> str:
+    """A slot without its topic: "user/habit:coffee" -> "user/habit"."""
+    return slot.split(":", 1)[0]
 
 
 def order(cands: Sequence[Candidate]) -> list[Candidate]:

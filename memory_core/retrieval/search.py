@@ -26,13 +26,13 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, text
 
-from memory_core import timeref
+from memory_core import supersession, timeref
 from memory_core.auth import Identity, acting
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable, InvalidArgument
@@ -68,6 +68,31 @@ class SearchHit:
     fused: float = 0.0
     adjustments: dict[str, float] = field(default_factory=dict)
     relevance: float = 0.0
+    # The statement that superseded this one (None: it is current, or states nothing).
+    successor: Trace | None = None
+    # Whether it held at the search's time (now, or ``as_of``).
+    current: bool = True
+
+    def validity(self) -> dict[str, Any]:
+        """When the hit held, and what replaced it: the part every view of a hit shows."""
+        t = self.trace
+        out: dict[str, Any] = {
+            "current": self.current,
+            "valid_from": timeref.iso(t.valid_from),
+            "valid_until": timeref.iso(t.valid_until) if t.valid_until is not None else None,
+        }
+        if t.superseded_by is not None:
+            successor = self.successor
+            out["superseded_by"] = {
+                "id": t.superseded_by,
+                **({"content": successor.content} if successor is not None else {}),
+                **(
+                    {"occurred_at": timeref.iso(successor.occurred_at)}
+                    if successor is not None
+                    else {}
+                ),
+            }
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         t = self.trace
@@ -86,6 +111,7 @@ class SearchHit:
             "relevance": round(self.relevance, 6),
             "occurred_at": timeref.iso(t.occurred_at),
             "created_at": timeref.iso(t.created_at),
+            **self.validity(),
             "metadata": t.metadata,
         }
 
@@ -234,10 +260,13 @@ def search(
         similar = s.search_vector_min_similarity
         cands, scores = _candidates(conn, lex, scores, depth, where, params, similar)
         named = timeref.named_periods(query, now)
-        ranked = _rank(cands, query, scores, now, s, [period for period, _ in named])
+        asked = _asked(brain, query, scores, vector_search)
+        cands += _statements_of(conn, asked, cands, scores, where, params, now)
+        ranked = _rank(cands, query, scores, now, s, [p for p, _ in named], asked)
         # Relevance needs the texts: read for the best few, which a floor may thin out.
         best = ranked[: limit if floor <= 0 else max(limit * FLOOR_READS, limit)]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
+        successors = _successors(conn, full.values())
         weights = _query_weights(conn, brain, query)
     hits = []
     for c in best:
@@ -249,10 +278,22 @@ def search(
             when = relevance.time_words(named, trace.occurred_at)
             share = relevance.coverage(weights, _indexed_text(trace), also=when)
         fit = relevance.relevance(cosine, share)
+        if "asked" in c.factors:  # it states what the query asks: it answers it
+            fit = max(fit, ANSWERS_ASKED)
         if fit < floor:
             continue
         hits.append(
-            SearchHit(trace, c.score, c.strength, c.channels(), c.fused, dict(c.factors), fit)
+            SearchHit(
+                trace,
+                c.score,
+                c.strength,
+                c.channels(),
+                c.fused,
+                dict(c.factors),
+                fit,
+                successors.get(trace.superseded_by or ""),
+                trace.valid_until is None or trace.valid_until > now,
+            )
         )
         if len(hits) == limit:
             break
@@ -260,6 +301,9 @@ def search(
     return SearchResponse(hits, lex.mode, lex.query, degraded, channels)
 
 
+# The relevance of a statement of what the query asks ("what is my job": "I became a
+# teacher"), whatever words they share.
+ANSWERS_ASKED = 0.5
 # With a floor, the texts of this many times ``limit`` of the best are read.
 FLOOR_READS = 4
 
@@ -325,6 +369,7 @@ def _rank(
     now: float,
     s: Settings,
     periods: Sequence[timeref.Period],
+    asked: frozenset[str] = frozenset(),
 ) -> list[ranking.Candidate]:
     """Fuse, adjust and order the candidates, as the settings say."""
     if s.search_fusion == "rrf":
@@ -332,7 +377,8 @@ def _rank(
     else:
         ranking.fuse_minmax(cands, scores, s.search_vector_weight)
     boosted = periods if s.search_time_boost > 0 else []
-    ranking.adjust(cands, query, boosted, ranking.Adjustments.from_settings(s, now))
+    adj = ranking.Adjustments.from_settings(s, now)
+    ranking.adjust(cands, query, boosted, adj, asked)
     return ranking.order(cands)
 
 
@@ -429,6 +475,78 @@ def _facts(
             for row in cursor.execute(sql, params):
                 out[int(row[0])] = ranking.Facts.from_row(row)
     return out
+
+
+def _asked(
+    brain: Brain,
+    query: str,
+    scores: dense.DenseScores | None,
+    vector_search: dense.VectorSearch | None,
+) -> frozenset[str]:
+    """The slots the query asks the value of (by its words, and by its vector when the
+    vector channel answered); none when asking lifts nothing."""
+    if brain.settings.search_asked_boost <= 0:
+        return frozenset()
+    if scores is None or vector_search is None:
+        return supersession.asked(query, None, brain, None)
+    return supersession.asked(query, scores.query, brain, vector_search.embedder.embedder)
+
+
+# How many of the statements holding of what a query asks join its candidates.
+_STATEMENTS_ASKED = 10
+
+
+def _statements_of(
+    conn: Connection,
+    asked: frozenset[str],
+    cands: Sequence[ranking.Candidate],
+    scores: dense.DenseScores | None,
+    where: str | None,
+    params: dict[str, Any],
+    now: float,
+) -> list[ranking.Candidate]:
+    """The statements holding at ``now`` of the slots a query asks, that no channel found:
+    "what is my job" finds "I became a teacher" though neither word is in it.  They
+    rank as any candidate (on the vector channel's score of them, when it answered)."""
+    if not asked:
+        return []
+    known = {c.facts.seq for c in cands}
+    marks = " OR ".join(
+        f"t.slot = :a_slot{i} OR t.slot LIKE :a_topic{i}" for i in range(len(asked))
+    )
+    slots = {f"a_slot{i}": slot for i, slot in enumerate(sorted(asked))}
+    topics = {f"a_topic{i}": f"{slot}:%" for i, slot in enumerate(sorted(asked))}
+    rows = conn.execute(
+        text(
+            f"SELECT {ranking.FACT_COLUMNS} FROM memory_traces t "
+            f"WHERE ({marks}) AND (t.valid_until IS NULL OR t.valid_until > :a_now) "
+            f"AND {where or 't.deleted = 0'} ORDER BY t.occurred_at DESC LIMIT :a_n"
+        ),
+        {**params, **slots, **topics, "a_now": now, "a_n": _STATEMENTS_ASKED},
+    ).all()
+    found = []
+    for row in rows:
+        facts = ranking.Facts.from_row(row)
+        if facts.seq in known:
+            continue
+        c = ranking.Candidate(facts)
+        if scores is not None:
+            c.vector_score = scores.of(facts.seq)
+        found.append(c)
+    return found
+
+
+def _successors(conn: Connection, traces: Iterable[Trace]) -> dict[str, Trace]:
+    """The traces that superseded these, by id."""
+    wanted = sorted({t.superseded_by for t in traces if t.superseded_by is not None})
+    if not wanted:
+        return {}
+    marks = ", ".join(f":s{i}" for i in range(len(wanted)))
+    rows = conn.execute(
+        text(f"SELECT * FROM memory_traces WHERE id IN ({marks})"),
+        {f"s{i}": v for i, v in enumerate(wanted)},
+    )
+    return {(t := Trace.from_row(r)).id: t for r in rows}
 
 
 def _traces(conn: Connection, seqs: Sequence[int]) -> dict[int, Trace]:

@@ -108,6 +108,7 @@ def search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             "relevance": round(h.relevance, 4),
             "occurred_at": iso(h.trace.occurred_at),
             "created_at": iso(h.trace.created_at),
+            **h.validity(),
         }
         for h in response.results
     ]

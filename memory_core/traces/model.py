@@ -22,6 +22,7 @@ KNOWN_SQL = f"(deleted = 0 OR coalesce(deleted_reason, '') NOT LIKE '{PRUNED_PRE
 MAX_TAGS = 64
 MAX_TAG_LENGTH = 128
 MAX_STREAM_LENGTH = 512
+MAX_SLOT_LENGTH = 256
 # Trace fields that are the brain's own bookkeeping, not part of a trace's view.
 _INTERNAL_FIELDS = frozenset({"seq", "prev_seq", "context"})
 
@@ -70,6 +71,19 @@ class Trace:
     prev_seq: int | None = None
     context: str = ""
     learnt_at: float | None = None
+    slot: str | None = None
+    valid_until: float | None = None
+    superseded_by: str | None = None
+
+    @property
+    def valid_from(self) -> float:
+        """Since when the trace holds: when it was said or happened."""
+        return self.occurred_at
+
+    @property
+    def superseded(self) -> bool:
+        """Whether a later statement of the same subject and attribute replaced it."""
+        return self.superseded_by is not None
 
     @classmethod
     def from_row(cls, row: Any) -> Trace:
@@ -106,11 +120,16 @@ class Trace:
             prev_seq=m["prev_seq"],
             context=m["context"],
             learnt_at=m["learnt_at"],
+            slot=m.get("slot"),
+            valid_until=m.get("valid_until"),
+            superseded_by=m.get("superseded_by"),
         )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view, without the internal rowids and the copied context."""
-        return {k: v for k, v in self.__dict__.items() if k not in _INTERNAL_FIELDS}
+        view = {k: v for k, v in self.__dict__.items() if k not in _INTERNAL_FIELDS}
+        view["valid_from"] = self.valid_from
+        return view
 
 
 @dataclass
@@ -130,6 +149,9 @@ class NewTrace:
     # The conversation this trace is a turn of: its previous turn in the same
     # stream is linked and indexed with it as context.
     stream: str | None = None
+    # What it states a value of ("user/job"): a later statement of the same slot in
+    # the same scope id supersedes it (memory_core.supersession).
+    slot: str | None = None
 
 
 # -- validation --------------------------------------------------------------
@@ -191,6 +213,12 @@ def check_new(item: NewTrace) -> NewTrace:
         and len(item.stream) <= MAX_STREAM_LENGTH
     ):
         raise InvalidArgument(f"stream must be 1 to {MAX_STREAM_LENGTH} characters when given")
+    if item.slot is not None and not (
+        isinstance(item.slot, str) and "/" in item.slot and len(item.slot) <= MAX_SLOT_LENGTH
+    ):
+        raise InvalidArgument(
+            f"slot must be 'subject/attribute', at most {MAX_SLOT_LENGTH} characters, when given"
+        )
     return NewTrace(
         content=item.content,
         type=item.type,
@@ -203,6 +231,7 @@ def check_new(item: NewTrace) -> NewTrace:
         occurred_at=item.occurred_at,
         id=item.id,
         stream=item.stream,
+        slot=item.slot,
     )
 
 

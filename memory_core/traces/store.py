@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from memory_core import supersession
 from memory_core.auth import DELETE, WRITE, Identity, acting
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.brain.schema import FTS_TABLE
@@ -62,8 +63,8 @@ def fts_delete(conn: Connection, seq: int, content: str, tags_json: str, context
 _INSERT_SQL = (
     "INSERT INTO memory_traces (id, brain_id, type, scope, scope_id, content, content_hash, "
     "tags, importance, strength, stability, created_at, updated_at, occurred_at, "
-    "retrieval_count, metadata, sources, deleted, version, stream, prev_seq, context, learnt_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1, ?, ?, ?, ?)"
+    "retrieval_count, metadata, sources, deleted, version, stream, prev_seq, context, learnt_at, "
+    "slot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1, ?, ?, ?, ?, ?)"
 )
 _FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) VALUES (?, ?, ?, ?)"
 # The turn a new one follows: the stream's last one still active (a deleted
@@ -111,6 +112,7 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
                     prev_seq,
                     context,
                     now,
+                    item.slot,
                 ),
             )
             seq = cursor.lastrowid
@@ -132,7 +134,35 @@ def add_traces(
     checked = [_owned(check_new(i), identity) for i in items]
     now = time.time() if now is None else now
     with brain.transaction() as conn:
-        return [insert_trace(conn, brain, item, now) for item in checked]
+        ids = []
+        for given in checked:
+            item = _with_slot(conn, given)
+            trace_id = insert_trace(conn, brain, item, now)
+            if item.slot is not None:
+                at = item.occurred_at if item.occurred_at is not None else now
+                supersession.link(
+                    conn,
+                    [trace_id],
+                    trace_id,
+                    scope=item.scope,
+                    scope_id=item.scope_id,
+                    slot=item.slot,
+                    at=at,
+                )
+            ids.append(trace_id)
+        return ids
+
+
+# The kinds of trace that state facts of someone, whose later statements supersede.
+_STATEMENT_TYPES = frozenset({"semantic", "episodic"})
+
+
+def _with_slot(conn: Connection, item: NewTrace) -> NewTrace:
+    """``item`` with the slot its words state, unless it names one or states none."""
+    if item.slot is not None or item.type not in _STATEMENT_TYPES:
+        return item
+    slot = supersession.slot_of(item.content, supersession.known_subjects(conn, item.scope_id))
+    return item if slot is None else replace(item, slot=slot)
 
 
 def _owned(item: NewTrace, identity: Identity) -> NewTrace:

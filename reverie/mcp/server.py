@@ -90,6 +90,15 @@ def first_line(content: str) -> str:
     return line if len(line) <= FIRST_LINE_CHARS else line[: FIRST_LINE_CHARS - 1] + "…"
 
 
+def _superseded(hit: dict[str, Any]) -> str:
+    """A text line's note that a later statement replaced the hit, and which."""
+    successor = hit.get("superseded_by")
+    if not successor or hit.get("current", True):
+        return ""
+    said = first_line(successor["content"]) if successor.get("content") else successor["id"]
+    return f"\t(superseded {hit.get('valid_until')} by: {said})"
+
+
 def tool_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
     """The MCP form of a tool's result: structured, plus a text block for the model."""
     error = result.get("error")
@@ -101,6 +110,7 @@ def tool_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
     if name == "memory_search":
         rows = [
             f"{r['id']}\t{r['occurred_at']}\t{first_line(r['content'])}\t{r['score']}"
+            + _superseded(r)
             for r in result["results"]
         ]
         text = "\n".join(rows) or "no matches"

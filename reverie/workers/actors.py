@@ -173,6 +173,9 @@ def declare(broker: dramatiq.Broker, runtime: Runtime, metrics: Metrics | None) 
         from memory_core import embeddings
 
         observe.embed(embeddings.embed_traces(runtime.brain, embedder, trace_ids))
+        from memory_core.supersession import semantic
+
+        semantic.follow(runtime.brain, embedder, trace_ids)
 
     def record_retrieval(event_id: str, trace_ids: list[str], at: float) -> None:
         feedback.record_retrieval(runtime.brain, event_id, trace_ids, at=at)

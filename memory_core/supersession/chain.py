@@ -1,0 +1,92 @@
+"""Statements of one slot, chained in time: each holds until the next one.
+
+When a statement of a slot (:mod:`memory_core.supersession.slots`) is written,
+every earlier statement of that slot in its scope id that still held at its time
+now holds until then, superseded by it; and when a later statement of the slot
+is already known (turns can arrive out of order), the new one holds until that
+one.  Nothing is deleted: a superseded trace keeps its words and is found with
+``as_of`` a time it held, and search ranks it below its successor.
+
+The statement is the traces of one turn or one add (an episode and the facts
+drawn from it share their slot and their time): they never supersede one another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import Connection
+
+from memory_core.brain.db import raw_cursor
+
+# The earlier statements of the slot that still held at time t.
+_HELD = (
+    "SELECT id FROM memory_traces "
+    "WHERE scope = ? AND scope_id IS ? AND slot = ? AND deleted = 0 AND occurred_at < ? "
+    "AND (valid_until IS NULL OR valid_until > ?) AND id NOT IN ({ids})"
+)
+# The first later statement of the slot, if one is already known.
+_NEXT = (
+    "SELECT id, occurred_at FROM memory_traces "
+    "WHERE scope = ? AND scope_id IS ? AND slot = ? AND deleted = 0 AND occurred_at > ? "
+    "ORDER BY occurred_at, seq LIMIT 1"
+)
+_SUBJECTS = (
+    "SELECT DISTINCT substr(slot, 1, instr(slot, '/') - 1) FROM memory_traces "
+    "WHERE scope_id IS ? AND slot IS NOT NULL"
+)
+
+
+def link(
+    conn: Connection,
+    statement: Sequence[str],
+    successor: str,
+    *,
+    scope: str,
+    scope_id: str | None,
+    slot: str,
+    at: float,
+) -> int:
+    """Chain the statement (its traces' ids) made at ``at`` into its slot's history.
+
+    ``successor`` is the trace of the statement that the ones it supersedes name as
+    their successor (a fact rather than its turn, when there is one).  Returns how
+    many earlier traces it superseded.
+    """
+    marks = ", ".join("?" for _ in statement)
+    with raw_cursor(conn) as cursor:
+        held = [
+            str(r[0])
+            for r in cursor.execute(
+                _HELD.format(ids=marks), (scope, scope_id, slot, at, at, *statement)
+            )
+        ]
+        later = cursor.execute(_NEXT, (scope, scope_id, slot, at)).fetchone()
+    superseded = supersede(conn, held, successor, at=at)
+    if later is not None:  # said after this one, known before it: this one held until then
+        supersede(conn, statement, str(later[0]), at=float(later[1]))
+    return superseded
+
+
+def supersede(conn: Connection, older: Sequence[str], successor: str, *, at: float) -> int:
+    """These traces, said before ``at``, and the facts drawn from them hold until then,
+    superseded by ``successor`` (those superseded at or before ``at`` keep their successor).
+    """
+    if not older:
+        return 0
+    marks = ", ".join("?" for _ in older)
+    with raw_cursor(conn) as cursor:
+        cursor.execute(
+            "UPDATE memory_traces SET valid_until = ?, superseded_by = ? "
+            f"WHERE (id IN ({marks}) OR EXISTS (SELECT 1 FROM json_each(sources) "
+            f"WHERE json_extract(value, '$.trace') IN ({marks}))) "
+            "AND deleted = 0 AND occurred_at < ? AND (valid_until IS NULL OR valid_until > ?)",
+            (at, successor, *older, *older, at, at),
+        )
+        return int(cursor.rowcount)
+
+
+def known_subjects(conn: Connection, scope_id: str | None) -> list[str]:
+    """The subjects this scope id's statements have been about (names, relations)."""
+    with raw_cursor(conn) as cursor:
+        return [str(r[0]) for r in cursor.execute(_SUBJECTS, (scope_id,)) if r[0]]

@@ -1,0 +1,295 @@
+"""Supersession by meaning: statements the word cues miss, read with the embedder.
+
+People rarely name the attribute they update ("Keys collected! The new cottage in
+Harrogate ..." is a move).  Once a trace is embedded, what it says is compared
+with a few written examples of each attribute (:data:`EXAMPLES`); the nearest
+attribute, when it is near enough and clearly nearer than talk about nothing
+in particular, is the statement's.  A later statement then supersedes an
+earlier one of the same scope id when both are about the same subject, share an
+attribute (by these examples or by the word cues of
+:mod:`memory_core.supersession.slots`) and are about the same thing: their own
+vectors close enough that the later one plausibly restates the earlier one.
+
+A turn is compared by what the user said in it (the assistant's reply says
+nothing of the user), so its user part is embedded for this once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import text
+
+from memory_core.brain.db import Brain
+from memory_core.embedders.base import Embedder
+from memory_core.embeddings import from_blob
+from memory_core.errors import EmbedderError
+from memory_core.supersession.chain import known_subjects, supersede
+from memory_core.supersession.slots import attribute_asked, subject_asked, subjects_named
+
+# Written examples of each attribute; "none" is talk that states no attribute.
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "residence": (
+        "I live in a flat in the city.",
+        "We moved to a new house in another town.",
+        "I'm renting a place near the centre now.",
+        "I relocated to a different city.",
+        "Finally settled into our new home.",
+    ),
+    "work": (
+        "I work at a big company.",
+        "I started a new job at another firm.",
+        "I left my employer and joined a startup.",
+        "My first month at the new company is done.",
+        "I got hired by a different organisation.",
+        "I work as a nurse.",
+        "I got promoted to team lead.",
+        "I changed careers and became a teacher.",
+        "My job title is now senior engineer.",
+        "I retrained for a new profession.",
+    ),
+    "relationship": (
+        "I'm single.",
+        "I'm dating someone new.",
+        "We got engaged.",
+        "My partner and I broke up.",
+        "We got married last weekend.",
+        "We're separated now.",
+    ),
+    "pet": (
+        "We adopted a dog.",
+        "My cat is called Luna.",
+        "We brought home a new puppy.",
+        "Our rabbit died.",
+        "We named the kitten Pepper.",
+    ),
+    "medication": (
+        "I take 50 mg of sertraline every day.",
+        "My doctor changed my medication.",
+        "The dose went up to 20 mg.",
+        "I stopped taking the pills.",
+        "He was prescribed a new drug.",
+    ),
+    "habit": (
+        "I drink three coffees a day.",
+        "I run 20 km a week.",
+        "I cut down to one cigarette a day.",
+        "I sleep about six hours a night.",
+        "My daily screen time is four hours.",
+    ),
+    "likes": (
+        "My favourite band is Radiohead.",
+        "I love horror films.",
+        "I can't stand spicy food anymore.",
+        "These days I'm really into jazz.",
+        "I hate running.",
+    ),
+    "plan": (
+        "I'm planning a trip to Japan in April.",
+        "We booked the wedding for June.",
+        "I signed up for a marathon in September.",
+        "We postponed the holiday to next year.",
+        "I'm going to apply for a master's degree.",
+    ),
+    "vehicle": (
+        "I drive an old Honda.",
+        "I bought an electric car.",
+        "I sold my motorbike.",
+        "I cycle to work on my road bike.",
+    ),
+    "none": (
+        "Can you give me a recipe for dinner?",
+        "What's a good gift for a child?",
+        "The weather is awful today.",
+        "Thanks, that's helpful!",
+        "Is it rude to decline a meeting?",
+        "How do I fix my bike chain?",
+        "Can you explain how this works?",
+        "I had a long day.",
+    ),
+}
+NONE = "none"
+# How near an attribute's nearest example must be, and by how much nearer than
+# the next attribute's.
+MIN_SIMILARITY = 0.3
+MIN_MARGIN = 0.02
+# How close two statements' own vectors must be for the later to restate the earlier.
+SAME_THING = 0.25
+_STATEMENT_TYPES = ("semantic", "episodic")
+
+
+class Examples:
+    """The examples' vectors, per embedder, made on first use (a brain's derived state)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_model: dict[str, tuple[list[str], npt.NDArray[np.float32]]] = {}
+
+    def of(self, embedder: Embedder) -> tuple[list[str], npt.NDArray[np.float32]]:
+        """Each example's attribute and the matrix of their vectors, one row each."""
+        with self._lock:
+            found = self._by_model.get(embedder.name)
+            if found is None:
+                owners = [name for name, texts in EXAMPLES.items() for _ in texts]
+                vectors = embedder.embed([t for texts in EXAMPLES.values() for t in texts])
+                found = self._by_model[embedder.name] = (owners, np.asarray(vectors))
+            return found
+
+
+def attribute_of(
+    vector: npt.NDArray[np.float32], owners: Sequence[str], examples: npt.NDArray[np.float32]
+) -> str | None:
+    """The attribute whose examples ``vector`` is nearest, when near and clear enough."""
+    sims = examples @ vector
+    best: dict[str, float] = {}
+    for owner, sim in zip(owners, sims.tolist(), strict=True):
+        best[owner] = max(best.get(owner, -1.0), sim)
+    ranked = sorted(best.items(), key=lambda kv: -kv[1])
+    (name, top), (_, second) = ranked[0], ranked[1]
+    if name == NONE or top < MIN_SIMILARITY or top - second < MIN_MARGIN:
+        return None
+    return name
+
+
+@dataclass(frozen=True)
+class _Statement:
+    id: str
+    scope: str
+    scope_id: str | None
+    said: str  # what the user said: a turn's user part, a memory's content
+    slot: str | None
+    occurred_at: float
+    is_turn: bool
+
+
+def _user_part(content: str) -> str:
+    """A turn's user paragraphs ("User: ...", "User (Ana): ..."), without the labels."""
+    parts = [p for p in content.split("\n\n") if p.startswith("User")]
+    return " ".join(p.split(": ", 1)[1] if ": " in p else p for p in parts)
+
+
+def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
+    """Let the just-embedded statements among ``trace_ids`` supersede earlier ones of
+    the same subject, attribute and thing.  Returns how many traces they superseded.
+
+    A statement the word cues gave no slot takes the one its examples give; the
+    earlier statements it may supersede are those of its slots (by the slot index),
+    so the cost of a statement does not grow with the scope id's history.
+    """
+    new = _statements(brain, trace_ids)
+    if not new:
+        return 0
+    owners, examples = brain.state(Examples).of(embedder)
+    vectors = embedder.embed([s.said for s in new])
+    superseded = 0
+    with brain.transaction() as conn:
+        for statement, vector in zip(new, vectors, strict=True):
+            near = attribute_of(vector, owners, examples)
+            attributes = _attributes(statement.slot, near)
+            if not attributes:
+                continue
+            subject = subjects_named(statement.said, known_subjects(conn, statement.scope_id))
+            if statement.slot is None and near is not None:
+                conn.execute(
+                    text("UPDATE memory_traces SET slot = :slot WHERE id = :id AND slot IS NULL"),
+                    {"slot": f"{subject}/{near}", "id": statement.id},
+                )
+            slots = sorted(f"{subject}/{a}" for a in attributes)
+            marks = " OR ".join(f"t.slot = :s{i} OR t.slot LIKE :p{i}" for i in range(len(slots)))
+            rows = conn.execute(
+                text(
+                    "SELECT t.id, t.content, t.slot, e.vector FROM memory_traces t "
+                    "JOIN trace_embeddings e ON e.trace_id = t.id AND e.model = :model "
+                    f"WHERE t.scope_id IS :sid AND ({marks}) AND t.scope = :scope "
+                    "AND t.deleted = 0 AND t.occurred_at < :at AND t.valid_until IS NULL "
+                    "AND t.id != :id"
+                ),
+                {
+                    "model": embedder.name,
+                    "scope": statement.scope,
+                    "sid": statement.scope_id,
+                    "at": statement.occurred_at,
+                    "id": statement.id,
+                    **{f"s{i}": slot for i, slot in enumerate(slots)},
+                    **{f"p{i}": f"{slot}:%" for i, slot in enumerate(slots)},
+                },
+            ).all()
+            topic = _topic(statement.slot)
+            older = [str(r.id) for r in rows if _same_thing(vector, topic, r)]
+            superseded += supersede(conn, older, statement.id, at=statement.occurred_at)
+    return superseded
+
+
+def asked(
+    question: str, vector: npt.NDArray[np.float32] | None, brain: Brain, embedder: Embedder | None
+) -> frozenset[str]:
+    """The slots (subject/attribute, without a topic) a question asks the value of:
+    its subject, and its attribute by word cues and, given its vector and the
+    embedder that made it, by the examples."""
+    attributes = set()
+    if (cued := attribute_asked(question)) is not None:
+        attributes.add(cued)
+    if vector is not None and embedder is not None:
+        try:
+            owners, examples = brain.state(Examples).of(embedder)
+        except EmbedderError:
+            owners, examples = [], np.zeros((0, 0), np.float32)
+        if owners and (near := attribute_of(vector, owners, examples)) is not None:
+            attributes.add(near)
+    subject = subject_asked(question)
+    return frozenset(f"{subject}/{a}" for a in attributes)
+
+
+def _attributes(slot: str | None, semantic: str | None) -> set[str]:
+    out = {semantic} if semantic is not None else set()
+    if slot is not None:
+        out.add(slot.split("/", 1)[1].split(":", 1)[0])
+    return out
+
+
+def _same_thing(new: npt.NDArray[np.float32], topic: str | None, row: Any) -> bool:
+    """Whether an earlier statement of the same slot (``row``) states the same thing
+    as the new one (its vector ``new``, its slot's ``topic``): close in meaning, not a
+    question, and not of another topic (a habit of coffee is not one of running)."""
+    if float(new @ from_blob(row.vector)) < SAME_THING:
+        return False
+    said = _user_part(row.content) if row.content.startswith("User") else row.content
+    if not said or said.rstrip().endswith("?"):
+        return False
+    their_topic = _topic(row.slot)
+    return not (topic and their_topic and their_topic != topic)
+
+
+def _topic(slot: str | None) -> str | None:
+    """A slot's topic: "user/habit:coffee" -> "habit:coffee"; None when it has none."""
+    if slot is None or ":" not in slot:
+        return None
+    return slot.split("/", 1)[-1]
+
+
+def _statements(brain: Brain, trace_ids: Sequence[str]) -> list[_Statement]:
+    if not trace_ids:
+        return []
+    marks = ", ".join(f":t{i}" for i in range(len(trace_ids)))
+    with brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT id, scope, scope_id, content, slot, occurred_at, tags, valid_until "
+                f"FROM memory_traces WHERE id IN ({marks}) AND deleted = 0 "
+                f"AND type IN {_STATEMENT_TYPES!r}"
+            ),
+            {f"t{i}": t for i, t in enumerate(trace_ids)},
+        ).all()
+    out = []
+    for r in rows:
+        is_turn = '"turn"' in r.tags
+        said = _user_part(r.content) if is_turn else r.content
+        if not said.strip() or said.rstrip().endswith("?"):
+            continue
+        out.append(_Statement(r.id, r.scope, r.scope_id, said, r.slot, r.occurred_at, is_turn))
+    return sorted(out, key=lambda s: s.occurred_at)
