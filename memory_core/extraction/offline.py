@@ -1,23 +1,43 @@
-"""The offline extractor: sentences picked by patterns, no model, no network.
+"""The offline extractor: statements picked by rules, no model, no network.
 
 It is the default when no LLM endpoint is configured and the fallback when the
-endpoint fails, so it must be deterministic, cheap (tens of microseconds per
-turn) and never raise.  Each kept sentence becomes one fact, verbatim, prefixed
-with ``User: `` or ``Assistant: `` so its provenance reads standalone.
+endpoint fails, so it must be deterministic, cheap (well under a millisecond
+per turn) and never raise.  Only the user's words are read: what the assistant
+says is not a fact about the user (the user's own "you're right that I'm a Mac
+person" is).  Each statement of the user becomes one fact, prefixed ``User: ``:
 
-The user message is read for all seven categories; the assistant reply only
-for ``knowledge`` and ``action_item`` (what the user said about themselves is
-what memory is for; the assistant's other sentences mostly echo it).
+* sentences are split without cutting "Dr. Okafor" or "Ursula K. Le Guin"
+  (:mod:`~memory_core.extraction.sentences`);
+* questions, requests, hypotheticals, greetings and filler are dropped, a
+  verbless fragment joins the sentence before it, and a subject "he" or "she"
+  is named (:mod:`~memory_core.extraction.discourse`);
+* given the turn's time, relative times become dates ("yesterday" -> "on 7 May
+  2023", :mod:`~memory_core.extraction.dates`) and a past event that names no
+  time gets the day it was told ("(as of 8 January 2024)");
+* the category comes from the patterns below; the importance rewards what makes
+  a fact worth keeping -- it is about the user, and it is specific (a name, a
+  number, a date, "my sister") -- so "I like music." scores under "My sister
+  Marta is vegan.", and "I love it." (what is "it"?) is no fact at all.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 
 from memory_core.extraction.base import Extraction, Fact
+from memory_core.extraction.dates import resolve_times, written_day
+from memory_core.extraction.discourse import (
+    expand_shorthand,
+    is_fragment,
+    refers_back,
+    resolve_pronouns,
+    statement,
+)
+from memory_core.extraction.english import KIN_AND_ROLES, WEEKDAYS, is_past, starts_with_verb
+from memory_core.extraction.sentences import split_sentences
 from memory_core.textutil import STOPWORDS
-
-_I = re.IGNORECASE
 
 
 def _any(*patterns: str) -> re.Pattern[str]:
@@ -25,13 +45,23 @@ def _any(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns))
 
 
+# "I live in manchester": about the user's life even with no name capitalised.
+_PERSONAL_FACTS = (
+    r"\bmy (?:\w+(?:'s)? ){1,2}(?:is|are|was)\b",
+    r"\bi (?:live|work|study|grew up) (?:in|at|for|as|on)\b",
+    r"\bi'?m (?:a|an) \w+",
+    r"\bi have (?:a|an|two|three|four|\d+)\b",
+)
+_PERSONAL_FACT = _any(*_PERSONAL_FACTS)
+
 # First match wins, so the order matters: a correction that mentions a
 # preference is a correction; "i'd love to" is a goal before it is a liking.
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "correction",
         _any(
-            r"\bactually\b",
+            r"^actually\b",
+            r",\s*actually,",
             r"\bi meant\b",
             r"\bcorrection\b",
             r"\bthat'?s (?:wrong|not right|incorrect|not true|not what i)",
@@ -63,6 +93,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "goal",
         _any(
             r"\b(?:want|wanna|plan|planning|trying|hoping|hope|intend|aim|aiming) to\b",
+            r"\b(?:decided|deciding|determined|going) to\b",
             r"\b(?:i'?d|would) (?:like|love) to\b",
             r"\bmy (?:\w+ )?(?:goal|aim|plan|dream|resolution)\b",
             r"\bgoal\b",
@@ -99,23 +130,18 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(?:i|we)\s+(?:\w+\s+)?(?:went|visited|met|saw|had|was|were|got|moved|bought)\b",
             r"\b(?:i|we)\s+(?:\w+\s+)?(?:tried|did|made|lost|won|spent|ate|watched|took|came)\b",
             r"\b(?:i|we)\s+(?:\w+\s+)?(?:left|joined|graduated|married|finished|started)\b",
-            r"\b(?:i|we)\s+(?:just\s+)?\w+ed\b",
+            r"\b(?:i|we)\s+(?:just\s+)?\w+[^\We]ed\b",
         ),
     ),
     (
         "knowledge",
         _any(
-            r"\bmy (?:\w+(?:'s)? ){1,2}(?:is|are|was)\b",
-            r"\bi (?:live|work|study|grew up) (?:in|at|for|as|on)\b",
-            r"\bi'?m (?:a|an) \w+",
-            r"\bi have (?:a|an|two|three|four|\d+)\b",
+            *_PERSONAL_FACTS,
             r"\b(?:is|are|was|were|means|refers to|stands for|consists of|contains)\b",
         ),
     ),
 )
 _DEFINITIONAL = re.compile(r"\b(?:is|are|was|were|means|refers to|stands for|consists of)\b")
-_USER_CATEGORIES = frozenset(name for name, _ in _PATTERNS)
-_ASSISTANT_CATEGORIES = frozenset({"knowledge", "action_item"})
 
 _BASE_IMPORTANCE = {
     "correction": 0.6,
@@ -127,24 +153,27 @@ _BASE_IMPORTANCE = {
     "knowledge": 0.35,
 }
 
-# A sentence ends at . ! ? followed by a space or the end, or at a line break;
-# "3.5" and "v1.2" stay whole.
-_SENTENCE = re.compile(r"(?:[^.!?\n]++|[.!?]+(?=\S))*+(?:[.!?]+|\n|$)")
-_GREETING = re.compile(
-    r"^(?:(?:(?:hey|hi|hello) there|hi|hello|hey|good (?:morning|afternoon|evening)|dear \w+)"
-    r"\b[\s,!.:;-]*|(?:thanks|thank you)(?: a lot| so much)?\s*[,!.:;-]+\s*)+",
-    _I,
-)
 _FILLER = re.compile(
     r"^(?:ok(?:ay)?|sure|great|cool|nice|awesome|got it|sounds good|no problem|you'?re welcome"
     r"|bye|goodbye|see you|lol|haha|hmm+|yes|yeah|yep|no|nope|alright|perfect|wow|i see"
     r"|that'?s (?:great|cool|nice|awesome|interesting|fine|ok(?:ay)?))\b",
-    _I,
+    re.IGNORECASE,
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|our|us)\b")
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|our|ours|us)\b")
+_POSSESSION = re.compile(r"\b(?:my|our)\s+\w")
+_PERFECT = re.compile(r"\b(?:i|we)(?:'ve|\s+have)\s+(?:\w+\s+)?(?:been|\w+ed|\w+en|read|got)\b")
+# Where a main clause ends: "Starting The Silmarillion next, though Tomás says I'll hate it."
+_SUBORDINATE = re.compile(r",?\s+(?:though|although|but|because|so|since|while|whereas)\s")
+# An absolute time of its own: a year, a month ("since 2019", "in May").
+_ABSOLUTE_TIME = re.compile(
+    r"\b(?:1[89]\d\d|2\d\d\d|january|february|march|april|may|june|july|august|september"
+    r"|october|november|december)\b"
+)
+_ENDS_ON_PRONOUN = re.compile(r"\b(?:it|that|this|them)\W*$")
+_PRONOUN_TAIL = 12  # searched in the last characters only: "$" alone does not stop a scan
 _HEDGE = re.compile(r"\b(?:maybe|might|perhaps|probably|i guess|not sure|kind of|sort of)\b")
-_REMIND_ME = re.compile(r"\bremind me\b")
 _NUMBER = re.compile(r"\b\d+(?:[.,:/]\d+)*%?")
+_END = re.compile(r"[.!?]*$")
 _STRIP = "\"'()[]{}<>.,;:!?*_`~"
 # Capitalised only because they start a sentence (stopwords are excluded too).
 _NOT_ENTITIES = frozenset(
@@ -161,11 +190,21 @@ _MIN_WORDS = 3
 _MIN_CHARS = 10
 _FILLER_MAX_WORDS = 5
 _MAX_ENTITIES = 8
-_ASSISTANT_PENALTY = 0.1
+_CONTENT_WORDS = 2  # fewer, and a statement with nothing specific says too little ("I love it.")
+_VAGUE_PENALTY = 0.25
+_NOT_ABOUT_USER_PENALTY = 0.2
+# Categories whose statements say something without naming anything ("I hate
+# waking up early."); the others need a name, a number, a date or "my ...".
+_GENERAL_CATEGORIES = frozenset({"user_preference", "goal", "emotional_context", "action_item"})
 
 
-def _sentences(text: str) -> list[str]:
-    return [s for s in (m.strip() for m in _SENTENCE.findall(text)) if s]
+@dataclass
+class _Statement:
+    text: str  # as the fact will read
+    said: str  # before relative times were resolved: for entities
+    dated: bool  # names a time of its own
+    named: bool  # a "he" or "she" in it was replaced by a name
+    about_user: bool  # first person, a verb-first sentence, or a named subject
 
 
 def _words(sentence: str) -> list[str]:
@@ -181,6 +220,7 @@ def _entities(words: list[str]) -> list[str]:
         lower = word.lower()
         is_number = word[0].isdigit()
         capital = word[0].isupper() and word != "I" and lower not in _NOT_ENTITIES
+        capital = capital and lower not in WEEKDAYS  # relative: its date is in the text
         if capital and i == 0 and lower in STOPWORDS:
             capital = False
         if capital:
@@ -196,19 +236,67 @@ def _entities(words: list[str]) -> list[str]:
     return list(dict.fromkeys(found))[:_MAX_ENTITIES]
 
 
+def _statements(text: str, today: date | None) -> list[_Statement]:
+    """The user's statements, fragments joined, pronouns named, times resolved."""
+    kept: list[_Statement] = []
+    history: list[str] = []
+    joinable = False  # the last sentence was a kept statement a fragment may continue
+    for sentence in split_sentences(text.replace("\u2019", "'")):
+        said = statement(sentence)
+        if said is None:
+            history.append(sentence)
+            joinable = False
+            continue
+        continues = refers_back(said)
+        said, named = resolve_pronouns(expand_shorthand(said), history)
+        history.append(said)
+        written, dated = resolve_times(said, today) if today else (said, False)
+        if joinable and (continues or is_fragment(said)):
+            last = kept[-1]
+            last.text = f"{last.text} {written}"
+            last.said = f"{last.said} {said}"
+            last.dated = last.dated or dated
+            continue
+        kept.append(_Statement(written, said, dated, named, named or _about_user(said)))
+        joinable = len(said.split()) >= _MIN_WORDS
+    return kept
+
+
+def _about_user(sentence: str) -> bool:
+    low = sentence.lower()
+    if _FIRST_PERSON.search(low):
+        return True
+    return starts_with_verb(low) or low.split(maxsplit=1)[0].strip(_STRIP) in KIN_AND_ROLES
+
+
+def _specific(low: str, words: list[str], statement: _Statement) -> bool:
+    """Whether the statement names something: a number, a name, a date, "my sister"."""
+    return bool(
+        statement.dated
+        or statement.named
+        or _NUMBER.search(low)
+        or _POSSESSION.search(low)
+        or any(w[0].isupper() and w != "I" and w.lower() not in _NOT_ENTITIES for w in words[1:])
+    )
+
+
 def _importance(
-    category: str, low: str, words: list[str], entities: list[str], speaker: str
+    category: str, low: str, words: list[str], specific: bool, statement: _Statement
 ) -> float:
-    """Simple evidence: category, the user speaking of themselves, specificity, length."""
+    """Simple evidence: category, about the user, specificity, length, hedging."""
     score = _BASE_IMPORTANCE[category]
-    if speaker == "User" and _FIRST_PERSON.search(low):
+    if statement.about_user:
         score += 0.1
-    elif speaker == "Assistant":
-        score -= _ASSISTANT_PENALTY
+    elif not statement.dated:  # neither the user's nor dated: commentary, not memory
+        score -= _NOT_ABOUT_USER_PENALTY
     if _NUMBER.search(low):
         score += 0.1
-    if any(not e[0].isdigit() for e in entities):
+    if statement.named or any(w[0].isupper() and w != "I" for w in words[1:]):
         score += 0.1
+    if statement.dated:
+        score += 0.1
+    if not specific and not _general(category, low, words):
+        score -= _VAGUE_PENALTY
     if len(words) < 5:
         score -= 0.05
     elif 8 <= len(words) <= 40:
@@ -220,12 +308,25 @@ def _importance(
     return score
 
 
-def _classify(low: str, words: list[str], allowed: frozenset[str]) -> str | None:
+def _general(category: str, low: str, words: list[str]) -> bool:
+    """Whether a statement that names nothing still says something ("I hate rain.")."""
+    if category not in _GENERAL_CATEGORIES and not _PERSONAL_FACT.search(low):
+        return False
+    return sum(w.lower() not in STOPWORDS for w in words) >= _CONTENT_WORDS
+
+
+def _classify(low: str, words: list[str], specific: bool) -> str | None:
+    """The first category whose pattern the main clause (a correction: the sentence) has."""
+    main = _SUBORDINATE.split(low, maxsplit=1)[0]
     for category, pattern in _PATTERNS:
-        if category in allowed and pattern.search(low):
+        if category == "emotional_context" and specific:
+            continue  # "Spent the weekend painting, very proud": what happened matters more
+        if pattern.search(low if category == "correction" else main):
             if category == "knowledge" and not _knowledge_like(low, words):
-                return None
+                break
             return category
+    if specific:
+        return "episodic" if is_past(main) else "knowledge"
     return None
 
 
@@ -236,36 +337,61 @@ def _knowledge_like(low: str, words: list[str]) -> bool:
     return bool(_NUMBER.search(low)) or any(w[0].isupper() and w != "I" for w in words[1:])
 
 
-def _facts_from(text: str, speaker: str, allowed: frozenset[str]) -> list[Fact]:
-    facts: list[Fact] = []
-    for raw in _sentences(text.replace("\u2019", "'")):
-        sentence = _GREETING.sub("", raw).strip()
-        words = _words(sentence)
-        if len(words) < _MIN_WORDS or len(sentence) < _MIN_CHARS:
-            continue
-        if _FILLER.match(sentence) and len(words) <= _FILLER_MAX_WORDS:
-            continue
-        low = sentence.lower()
-        if sentence.endswith("?") and not _REMIND_ME.search(low):
-            continue
-        category = _classify(low, words, allowed)
-        if category is None:
-            continue
-        entities = _entities(words)
-        score = _importance(category, low, words, entities, speaker)
-        importance = round(max(0.05, min(0.95, score)), 2)
-        facts.append(Fact(f"{speaker}: {sentence}", category, importance, entities))
-    return facts
+def _stamped(statement: _Statement, low: str, today: date | None) -> str:
+    """A past event that names no time gets the day it was told."""
+    text = statement.text
+    if today is None or statement.dated or _ABSOLUTE_TIME.search(low):
+        return text
+    main = _SUBORDINATE.split(low, maxsplit=1)[0]
+    if not (is_past(main) or _PERFECT.search(main)):
+        return text
+    end = _END.search(text)
+    cut = end.start() if end else len(text)
+    return f"{text[:cut]} (as of {written_day(today)}){text[cut:]}"
+
+
+def _fact(statement: _Statement, today: date | None) -> Fact | None:
+    said = _words(statement.said)
+    contracted = sum("'" in w for w in said)  # "She's vegan." says three words
+    if len(said) + contracted < _MIN_WORDS or len(statement.said) < _MIN_CHARS:
+        return None
+    words = said if statement.text == statement.said else _words(statement.text)
+    if _FILLER.match(statement.text) and len(words) <= _FILLER_MAX_WORDS:
+        return None
+    low = statement.text.lower()
+    specific = _specific(low, words, statement)
+    if not specific and _ENDS_ON_PRONOUN.search(low[-_PRONOUN_TAIL:]):
+        return None  # "I love it.": what "it" is was said elsewhere, so this says nothing
+    category = _classify(low, words, specific)
+    if category is None:
+        return None
+    score = _importance(category, low, words, specific, statement)
+    importance = round(max(0.05, min(0.95, score)), 2)
+    entities = _entities(said)
+    return Fact(f"User: {_stamped(statement, low, today)}", category, importance, entities)
+
+
+def _day(when: float | None) -> date | None:
+    """The UTC day of an epoch time; None when there is none or it is out of range."""
+    if when is None:
+        return None
+    try:
+        return datetime.fromtimestamp(when, UTC).date()
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 class OfflineExtractor:
-    """Deterministic pattern-based extractor; the default and the fallback."""
+    """Deterministic rule-based extractor; the default and the fallback."""
 
     name = "offline"
 
     def extract(self, user: str, assistant: str, *, when: float | None = None) -> Extraction:
-        """One fact per informative sentence; never raises, never blocks."""
-        facts = _facts_from(user, "User", _USER_CATEGORIES)
-        facts += _facts_from(assistant, "Assistant", _ASSISTANT_CATEGORIES)
+        """One fact per statement the user makes; never raises, never blocks.
+
+        ``assistant`` is not read: its sentences are not facts about the user.
+        """
+        today = _day(when)
+        facts = [f for s in _statements(user, today) if (f := _fact(s, today)) is not None]
         unique = list({f.content: f for f in facts}.values())  # first of each wins its slot
         return Extraction(facts=unique, extractor=self.name)

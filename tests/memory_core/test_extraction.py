@@ -228,10 +228,8 @@ EXCHANGES: list[tuple[str, str, list[tuple[str, str]]]] = [
     (
         "I'm planning to run the Berlin marathon in September.",
         "The Berlin Marathon is held every September and is known for its flat course.",
-        [
-            ("goal", "User: I'm planning to run the Berlin marathon in September."),
-            ("knowledge", "Assistant: The Berlin Marathon is held every September"),
-        ],
+        # what the assistant says is not a fact about the user
+        [("goal", "User: I'm planning to run the Berlin marathon in September.")],
     ),
     (
         "My goal this year is to read 30 books.",
@@ -261,10 +259,7 @@ EXCHANGES: list[tuple[str, str, list[tuple[str, str]]]] = [
     (
         "Remind me to call the dentist on Friday.",
         "Sure, I'll remind you on Friday.",
-        [
-            ("action_item", "User: Remind me to call the dentist on Friday."),
-            ("action_item", "Assistant: Sure, I'll remind you on Friday."),
-        ],
+        [("action_item", "User: Remind me to call the dentist on Friday.")],
     ),
     (
         "I work at Acme Corp as a data engineer.",

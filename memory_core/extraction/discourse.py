@@ -1,0 +1,199 @@
+"""What makes a sentence stand on its own: statements, fragments, pronouns, shorthand.
+
+* :func:`statement` strips greetings and discourse markers ("Yeah, ...",
+  "Heads up, ...") and a trailing question tag ("..., any tips?"), and turns
+  away questions, requests to the assistant and hypotheticals;
+* :func:`is_fragment` tells a verbless sentence ("Third night this week.")
+  that continues the one before it;
+* :func:`resolve_pronouns` names who a sentence-initial "he" or "she" is
+  ("She's vegan." after "My sister Marta is coming." -> "Marta's vegan.");
+* :func:`expand_shorthand` writes chat shorthand out ("7 y.o." -> "7-year-old").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memory_core.extraction.english import (
+    DISCOURSE_MARKER,
+    KIN_AND_ROLES,
+    MONTHS,
+    WEEKDAYS,
+    has_finite_verb,
+    has_subject_pronoun,
+    starts_with_verb,
+)
+
+_GREETING = re.compile(
+    r"^(?:(?:(?:hey|hi|hello) there|hi|hello|hey|good (?:morning|afternoon|evening)|morning"
+    r"|dear \w+)\b[\s,!.:;-]*|(?:thanks|thank you)(?: a lot| so much)?\s*[,!.:;-]+\s*)+",
+    re.IGNORECASE,
+)
+# "..., any tricks?" after a statement: the statement stands, the tag asks for help.
+_QUESTION_TAG = re.compile(
+    r",\s*(?:any\s+\w+(?:\s+\w+)?|thoughts|ideas|suggestions|advice|tips|right|ok(?:ay)?"
+    r"|you know|what do you think|how about you)\s*\?+$",
+    re.IGNORECASE,
+)
+_TRAILING_MARKERS = frozenset("btw tbh lol haha imo fyi ugh ouch".split())
+_TRAILING_MARKER = re.compile(
+    r",?\s+(?:btw|tbh|lol|haha|imo|fyi|ugh|ouch)\b(?=[\s.!?]*$)", re.IGNORECASE
+)
+_REQUEST = re.compile(
+    r"^(?:(?:can|could|would|will) you|please|pls|give me|tell me|show me|help me|explain"
+    r"|suggest|recommend|list|write|describe|summari[sz]e|translate|let me know)\b",
+    re.IGNORECASE,
+)
+_HYPOTHETICAL = re.compile(
+    r"^(?:if\b.*\b(?:could|would|'d|were)\b|what if\b|imagine\b|i wish\b)", re.IGNORECASE
+)
+# A question without its mark: "how do I get red wine out of a carpet".
+_INTERROGATIVE = re.compile(
+    r"^(?:who|what|when|where|why|how|which|is it|are there|do you|does|did you|should i)\b",
+    re.IGNORECASE,
+)
+_REFERS_BACK = re.compile(
+    r"(?:(?:her|his|its|their)\s+names?\b"
+    r"|(?:(?:if|when|once|because|though|although|and|but|so)\s+)?(?:it|that|this|they)\b"
+    r"(?!\s+(?:is|are|was|were)\s+(?:a|an|no|some|many|lots|plenty)\b)"
+    r"|\w+(?:ed|en|ing)?\s+(?:there|it|that|them)\b(?=\s*(?:since|for|until|till|[.!]|$)))",
+    re.IGNORECASE,
+)
+_RELATIVE_CLAUSE = re.compile(r",?\s+(?:which|who|where|because|since|so that)\b")
+
+_SHORTHAND = (
+    (re.compile(r"\b(\d+)[\s-]*y\.?\s?o\.?(?=[\s,;)]|$)", re.IGNORECASE), r"\1-year-old"),
+    (re.compile(r"\byrs\b", re.IGNORECASE), "years"),
+    (re.compile(r"\bhrs\b", re.IGNORECASE), "hours"),
+    (re.compile(r"\bmins\b", re.IGNORECASE), "minutes"),
+    (re.compile(r"\bwks\b", re.IGNORECASE), "weeks"),
+    (re.compile(r"\bappt\b", re.IGNORECASE), "appointment"),
+    (re.compile(r"\bw/o\b", re.IGNORECASE), "without"),
+    (re.compile(r"\bw/(?=\s)", re.IGNORECASE), "with"),
+    (re.compile(r"\b(?:tmrw|tmr|tmrrw)\b", re.IGNORECASE), "tomorrow"),
+    (re.compile(r"\bb/c\b", re.IGNORECASE), "because"),
+    (re.compile(r"\bbday\b", re.IGNORECASE), "birthday"),
+)
+
+_ANY_SHORTHAND = re.compile(r"\d\s*y\.?\s?o\b|yrs|hrs|mins|wks|appt|w/|tmr|b/c|bday")
+
+# Who "he" and "she" may stand for, in the order a reader looks: a titled name,
+# a named relation ("my sister Marta", "our cat Miso"), "her name's Pickle",
+# a relation without a name ("my son", "Mum"), any other name.
+_TITLED = r"\b(?:Dr|Mr|Mrs|Ms|Miss|Prof)\.?\s+(?:[A-Z]\.\s*)*[A-Z][\w'-]+(?:\s+[A-Z][\w-]+)*"
+_KIN = "|".join(sorted(KIN_AND_ROLES, key=len, reverse=True))
+_MENTION = re.compile(
+    rf"(?P<titled>{_TITLED})"
+    rf"|\b(?:[Mm]y|[Oo]ur)\s+(?:\w+\s+)?(?:{_KIN})\b,?\s+"
+    rf"(?P<named>{_TITLED}|[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?)"
+    r"|\b(?:named|called|name's|name is)\s+(?P<called>[A-Z][\w-]+)"
+    rf"|(?P<relation>\b(?:[Mm]y|[Oo]ur)\s+(?:{_KIN})\b|^(?:{_KIN.title()})\b)"
+    r"|(?<=[a-z,] )(?P<name>[A-Z][a-z][\w-]*(?:\s+[A-Z][\w-]+)*)"
+)
+_SUBJECT_PRONOUN = re.compile(
+    r"(?:^|(?<=[,;:] )|(?<=\band )|(?<=\bbut )|(?<=\bso ))(?P<pronoun>[Hh]e|[Ss]he)\b(?=['\s])"
+)
+_HE_OR_SHE = re.compile(r"\b(?:he|she)\b", re.IGNORECASE)
+_AGE = re.compile(
+    r"\b(?:[Hh]e|[Ss]he)(?:'s|\s+is|\s+was|\s+turned|\s+turns)\s+\d{1,3}\b"
+    r"(?![.,:]\d)(?=\s*(?:[,.;!?)]|$|(?:and|but|now|next|this|in|on)\b))"
+)
+_MALE = frozenset(
+    "son brother dad father husband boyfriend grandad granddad grandpa uncle nephew".split()
+)
+_FEMALE = frozenset(
+    "daughter sister mum mom mother mam wife girlfriend grandma grandmother granny gran nan "
+    "nana aunt auntie niece".split()
+)
+_NOT_NAMES = frozenset(
+    [m.capitalize() for m in MONTHS] + [d.capitalize() for d in WEEKDAYS] + ["I", "OK", "Ok"]
+)
+_PLACE_PREPOSITIONS = frozenset("in at to from into near around through via".split())
+_LOOK_BACK = 3  # sentences searched for who a pronoun means
+
+
+def statement(sentence: str) -> str | None:
+    """The sentence as a statement without greetings and markers, or None if it is not one."""
+    text = DISCOURSE_MARKER.sub("", _GREETING.sub("", sentence)).strip()
+    last = text.rsplit(maxsplit=1)[-1].strip(".!?").lower() if text else ""
+    if last in _TRAILING_MARKERS:
+        text = _TRAILING_MARKER.sub("", text)
+    if text.endswith("?"):
+        tag = _QUESTION_TAG.search(text)
+        if tag is None or _INTERROGATIVE.match(text):
+            return None
+        text = text[: tag.start()] + "."
+    if not text or _REQUEST.match(text) or _HYPOTHETICAL.match(text):
+        return None
+    if _INTERROGATIVE.match(text) and not text.endswith("."):
+        return None
+    return text[0].upper() + text[1:]
+
+
+def is_fragment(sentence: str) -> bool:
+    """Whether the sentence's main clause has no verb ("Shoulder surgery on the 10th.")."""
+    low = sentence.lower()
+    if has_subject_pronoun(low) or starts_with_verb(low):  # "I ...", "Booked the ..."
+        return False
+    main = _RELATIVE_CLAUSE.split(low, maxsplit=1)[0]
+    return bool(main.strip()) and not has_finite_verb(main)
+
+
+def refers_back(sentence: str) -> bool:
+    """Whether the sentence only makes sense with the one before it: it names what that
+    one told of ("Her name's Pickle."), or its subject points back ("It's the best part
+    of my week.", "Been there since 2019.", "If it comes through I start in Jan.")."""
+    return bool(_REFERS_BACK.match(sentence))
+
+
+def expand_shorthand(sentence: str) -> str:
+    """Chat shorthand written out, so facts read plainly ("appt w/ Dr. Fenwick")."""
+    if not _ANY_SHORTHAND.search(sentence.lower()):
+        return sentence
+    for pattern, replacement in _SHORTHAND:
+        sentence = pattern.sub(replacement, sentence)
+    return sentence
+
+
+def resolve_pronouns(sentence: str, history: Sequence[str]) -> tuple[str, bool]:
+    """A subject "he"/"she" replaced by whom it means, and whether any was.
+
+    The antecedent is the first person-like mention in the nearest text before
+    the pronoun: the sentence so far, then up to three sentences back.  A bare
+    number said of a person is an age ("she's 4" -> "Pickle's 4 years old").
+    """
+    if not _HE_OR_SHE.search(sentence):
+        return sentence, False
+    sentence = _AGE.sub(r"\g<0> years old", sentence)
+    resolved = False
+    while m := _SUBJECT_PRONOUN.search(sentence):
+        male = m["pronoun"].lower() == "he"
+        texts = [sentence[: m.start()], *reversed(history[-_LOOK_BACK:])]
+        who = next((w for t in texts if (w := _first_mention(t, male))), None)
+        if who is None:
+            break
+        if m.start() == 0:
+            who = who[0].upper() + who[1:]
+        sentence = sentence[: m.start()] + who + sentence[m.end() :]
+        resolved = True
+    return sentence, resolved
+
+
+def _first_mention(text: str, male: bool) -> str | None:
+    for m in _MENTION.finditer(text):
+        if m["titled"] or m["called"]:
+            return m["titled"] or m["called"]
+        if m["named"]:
+            return m["named"]
+        if m["relation"]:
+            kin = m["relation"].split()[-1].lower()
+            if kin in (_FEMALE if male else _MALE):
+                continue  # "she" is not "my son"
+            return m["relation"]
+        name = m["name"]
+        before = text[: m.start()].split()
+        if name in _NOT_NAMES or (before and before[-1].lower() in _PLACE_PREPOSITIONS):
+            continue
+        return name
+    return None
