@@ -201,7 +201,8 @@ def _write_turn(
     metadata = {**data.get("metadata", {}), **meta}
     conversation = metadata.get("conversation_id")
     known = supersession.known_subjects(conn, scope_id)
-    turn_slots = supersession.slots_of(data["user"], known)
+    speaker = _user_speaker(data)
+    turn_slots = supersession.slots_of(data["user"], known, speaker)
     episode = NewTrace(
         content=turn_text(data),
         type="episodic",
@@ -225,16 +226,24 @@ def _write_turn(
             continue
         seen.add(digest)
         item = fact_trace(fact, scope, scope_id, turn_id, episode_id, occurred, meta)
-        item.slot = _fact_slot(fact.content, turn_slots, known)
+        item.slot = _fact_slot(fact.content, turn_slots, known, speaker)
         fact_id = insert_trace(conn, brain, item, now)
         if item.slot is not None:
             statements.setdefault(item.slot, []).insert(0, fact_id)
         report.new_trace_ids.append(fact_id)
         report.facts_by_category[fact.category] = report.facts_by_category.get(fact.category, 0) + 1
-    for slot, ids in statements.items():
-        supersession.link(
-            conn, ids, ids[0], scope=scope, scope_id=scope_id, slot=slot, at=float(occurred)
-        )
+    if supersession.links_on_write(brain.settings, data["user"]):
+        for slot, ids in statements.items():
+            supersession.link(
+                conn,
+                ids,
+                ids[0],
+                scope=scope,
+                scope_id=scope_id,
+                slot=slot,
+                at=float(occurred),
+                said=data["user"],
+            )
     _one(
         conn,
         "UPDATE inbox_turns SET status = 'done', processed_at = ?, updated_at = ?, "
@@ -244,11 +253,25 @@ def _write_turn(
     report.ingested.append(turn_id)
 
 
-def _fact_slot(content: str, turn_slots: Sequence[str], known: Sequence[str]) -> str | None:
+def _user_speaker(data: dict[str, Any]) -> str | None:
+    """Who the user of a turn is, when the turn names them (``metadata.speaker``, or the
+    name on its user message)."""
+    named = data.get("metadata", {}).get("speaker")
+    if isinstance(named, str) and named.strip():
+        return named
+    for message in data.get("messages") or []:
+        if message.get("role") == "user" and message.get("name"):
+            return str(message["name"])
+    return None
+
+
+def _fact_slot(
+    content: str, turn_slots: Sequence[str], known: Sequence[str], speaker: str | None
+) -> str | None:
     """A fact's slot: what its own words state, when the user stated it in the turn
     (an attribution prefix, "User: ", is not part of the statement)."""
     said = content.split(": ", 1)[1] if content.startswith(("User: ", "Assistant: ")) else content
-    slot = supersession.slot_of(said, known)
+    slot = supersession.slot_of(said, known, speaker)
     return slot if slot in turn_slots else None
 
 

@@ -89,6 +89,7 @@ memory_traces = Table(
     Index("ix_traces_hash", "content_hash", "scope", "scope_id"),
     Index("ix_traces_occurred", "occurred_at"),
     Index("ix_traces_slot", "scope_id", "slot", "occurred_at"),
+    Index("ix_traces_superseded_by", "superseded_by"),
 )
 
 

@@ -162,10 +162,10 @@ def adjust(
     query: str,
     periods: Sequence[Period],
     adj: Adjustments,
-    asked: frozenset[str] = frozenset(),
+    asked: frozenset[int] = frozenset(),
 ) -> None:
-    """Compute each candidate's strength and factors; ``asked``: the slots the query asks
-    the value of (subject/attribute), whose statements holding at ``now`` are lifted."""
+    """Compute each candidate's strength and factors; ``asked``: the candidates (by seq)
+    that state the current value of what the query asks, lifted."""
     speaker = named_speaker(query, cands) if adj.speaker_boost > 0 else None
     speaker_factor = 1.0 + adj.speaker_boost
     time_factor = 1.0 + adj.time_boost
@@ -196,14 +196,9 @@ def adjust(
             factors["importance"] = 1.0 + adj.importance_weight * (t.importance - 0.5)
         if t.valid_until is not None and t.valid_until <= adj.now:
             factors["superseded"] = adj.superseded_factor
-        elif asked and adj.asked_boost > 0 and t.slot is not None and _unscoped(t.slot) in asked:
+        elif t.seq in asked and adj.asked_boost > 0:
             factors["asked"] = 1.0 + adj.asked_boost
         c.factors = factors
-
-
-def _unscoped(slot: str) -> str:
-    """A slot without its topic: "user/habit:coffee" -> "user/habit"."""
-    return slot.split(":", 1)[0]
 
 
 def order(cands: Sequence[Candidate]) -> list[Candidate]:

@@ -260,9 +260,10 @@ def search(
         similar = s.search_vector_min_similarity
         cands, scores = _candidates(conn, lex, scores, depth, where, params, similar)
         named = timeref.named_periods(query, now)
-        asked = _asked(brain, query, scores, vector_search)
-        cands += _statements_of(conn, asked, cands, scores, where, params, now)
-        ranked = _rank(cands, query, scores, now, s, [p for p, _ in named], asked)
+        answers, lifted = _asking(
+            conn, brain, query, cands, scores, vector_search, where, params, now
+        )
+        ranked = _rank(cands, query, scores, now, s, [p for p, _ in named], lifted)
         # Relevance needs the texts: read for the best few, which a floor may thin out.
         best = ranked[: limit if floor <= 0 else max(limit * FLOOR_READS, limit)]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
@@ -278,7 +279,7 @@ def search(
             when = relevance.time_words(named, trace.occurred_at)
             share = relevance.coverage(weights, _indexed_text(trace), also=when)
         fit = relevance.relevance(cosine, share)
-        if "asked" in c.factors:  # it states what the query asks: it answers it
+        if c.facts.seq in answers:  # it states what the query asks: it answers it
             fit = max(fit, ANSWERS_ASKED)
         if fit < floor:
             continue
@@ -369,7 +370,7 @@ def _rank(
     now: float,
     s: Settings,
     periods: Sequence[timeref.Period],
-    asked: frozenset[str] = frozenset(),
+    asked: frozenset[int] = frozenset(),
 ) -> list[ranking.Candidate]:
     """Fuse, adjust and order the candidates, as the settings say."""
     if s.search_fusion == "rrf":
@@ -534,6 +535,55 @@ def _statements_of(
             c.vector_score = scores.of(facts.seq)
         found.append(c)
     return found
+
+
+def _asking(
+    conn: Connection,
+    brain: Brain,
+    query: str,
+    cands: list[ranking.Candidate],
+    scores: dense.DenseScores | None,
+    vector_search: dense.VectorSearch | None,
+    where: str | None,
+    params: dict[str, Any],
+    now: float,
+) -> tuple[frozenset[int], frozenset[int]]:
+    """What the query asks the value of, answered: the statements of it holding at
+    ``now`` join ``cands`` (in place); returns those among the candidates (by seq),
+    and those of them that changed an earlier value (lifted)."""
+    asked = _asked(brain, query, scores, vector_search)
+    cands += _statements_of(conn, asked, cands, scores, where, params, now)
+    answers = _answers(asked, cands, now)
+    return answers, (_changed(conn, answers) if answers else answers)
+
+
+def _answers(
+    asked: frozenset[str], cands: Sequence[ranking.Candidate], now: float
+) -> frozenset[int]:
+    """The candidates (by seq) stating, as of ``now``, the value of a slot the query asks."""
+    return frozenset(
+        c.facts.seq
+        for c in cands
+        if c.facts.slot is not None
+        and c.facts.slot.split(":", 1)[0] in asked
+        and (c.facts.valid_until is None or c.facts.valid_until > now)
+    )
+
+
+def _changed(conn: Connection, answers: frozenset[int]) -> frozenset[int]:
+    """Of these, the ones that superseded an earlier statement: the latest value of
+    something that changed, lifted so that it ranks above the older values (a
+    statement with no history ranks as any other)."""
+    if not answers:
+        return frozenset()
+    marks = ", ".join(str(seq) for seq in sorted(answers))
+    rows = conn.execute(
+        text(
+            f"SELECT t.seq FROM memory_traces t WHERE t.seq IN ({marks}) AND EXISTS "
+            "(SELECT 1 FROM memory_traces p WHERE p.superseded_by = t.id)"
+        )
+    )
+    return frozenset(int(r[0]) for r in rows)
 
 
 def _successors(conn: Connection, traces: Iterable[Trace]) -> dict[str, Trace]:

@@ -18,18 +18,19 @@ from collections.abc import Sequence
 from sqlalchemy import Connection
 
 from memory_core.brain.db import raw_cursor
+from memory_core.supersession.slots import restates_by_words, said_in
 
 # The earlier statements of the slot that still held at time t.
 _HELD = (
-    "SELECT id FROM memory_traces "
+    "SELECT id, content FROM memory_traces "
     "WHERE scope = ? AND scope_id IS ? AND slot = ? AND deleted = 0 AND occurred_at < ? "
     "AND (valid_until IS NULL OR valid_until > ?) AND id NOT IN ({ids})"
 )
 # The first later statement of the slot, if one is already known.
 _NEXT = (
-    "SELECT id, occurred_at FROM memory_traces "
+    "SELECT id, occurred_at, content FROM memory_traces "
     "WHERE scope = ? AND scope_id IS ? AND slot = ? AND deleted = 0 AND occurred_at > ? "
-    "ORDER BY occurred_at, seq LIMIT 1"
+    "ORDER BY occurred_at, seq"
 )
 _SUBJECTS = (
     "SELECT DISTINCT substr(slot, 1, instr(slot, '/') - 1) FROM memory_traces "
@@ -46,25 +47,28 @@ def link(
     scope_id: str | None,
     slot: str,
     at: float,
+    said: str,
 ) -> int:
     """Chain the statement (its traces' ids) made at ``at`` into its slot's history.
 
     ``successor`` is the trace of the statement that the ones it supersedes name as
-    their successor (a fact rather than its turn, when there is one).  Returns how
-    many earlier traces it superseded.
+    their successor (a fact rather than its turn, when there is one); ``said`` its
+    words: an earlier statement of the slot is superseded only when these restate it
+    (:func:`~memory_core.supersession.slots.restates_by_words`).  Returns how many earlier
+    traces it superseded.
     """
     marks = ", ".join("?" for _ in statement)
     with raw_cursor(conn) as cursor:
-        held = [
-            str(r[0])
-            for r in cursor.execute(
-                _HELD.format(ids=marks), (scope, scope_id, slot, at, at, *statement)
-            )
+        rows = cursor.execute(_HELD.format(ids=marks), (scope, scope_id, slot, at, at, *statement))
+        held = [str(r[0]) for r in rows if restates_by_words(said, said_in(r[1]), slot)]
+        later = [
+            (str(r[0]), float(r[1]))
+            for r in cursor.execute(_NEXT, (scope, scope_id, slot, at))
+            if restates_by_words(said_in(r[2]), said, slot)
         ]
-        later = cursor.execute(_NEXT, (scope, scope_id, slot, at)).fetchone()
     superseded = supersede(conn, held, successor, at=at)
-    if later is not None:  # said after this one, known before it: this one held until then
-        supersede(conn, statement, str(later[0]), at=float(later[1]))
+    if later:  # said after this one, known before it: this one held until then
+        supersede(conn, statement, later[0][0], at=later[0][1])
     return superseded
 
 

@@ -16,6 +16,7 @@ nothing of the user), so its user part is embedded for this once.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +31,13 @@ from memory_core.embedders.base import Embedder
 from memory_core.embeddings import from_blob
 from memory_core.errors import EmbedderError
 from memory_core.supersession.chain import known_subjects, supersede
-from memory_core.supersession.slots import attribute_asked, subject_asked, subjects_named
+from memory_core.supersession.slots import (
+    attribute_asked,
+    restates,
+    said_in,
+    subject_asked,
+    subjects_named,
+)
 
 # Written examples of each attribute; "none" is talk that states no attribute.
 EXAMPLES: dict[str, tuple[str, ...]] = {
@@ -164,13 +171,14 @@ class _Statement:
     said: str  # what the user said: a turn's user part, a memory's content
     slot: str | None
     occurred_at: float
-    is_turn: bool
+    speaker: str | None
 
 
-def _user_part(content: str) -> str:
-    """A turn's user paragraphs ("User: ...", "User (Ana): ..."), without the labels."""
-    parts = [p for p in content.split("\n\n") if p.startswith("User")]
-    return " ".join(p.split(": ", 1)[1] if ": " in p else p for p in parts)
+def _user_label(content: str) -> str | None:
+    """The name on a turn's user paragraph ("User (Ana): ..."), if it has one."""
+    if content.startswith("User (") and (end := content.find("):")) > 0:
+        return content[len("User (") : end]
+    return None
 
 
 def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
@@ -193,7 +201,11 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
             attributes = _attributes(statement.slot, near)
             if not attributes:
                 continue
-            subject = subjects_named(statement.said, known_subjects(conn, statement.scope_id))
+            if statement.slot is not None:
+                subject = statement.slot.split("/", 1)[0]
+            else:
+                known = known_subjects(conn, statement.scope_id)
+                subject = subjects_named(statement.said, known, statement.speaker)
             if statement.slot is None and near is not None:
                 conn.execute(
                     text("UPDATE memory_traces SET slot = :slot WHERE id = :id AND slot IS NULL"),
@@ -203,11 +215,11 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
             marks = " OR ".join(f"t.slot = :s{i} OR t.slot LIKE :p{i}" for i in range(len(slots)))
             rows = conn.execute(
                 text(
-                    "SELECT t.id, t.content, t.slot, e.vector FROM memory_traces t "
+                    "SELECT t.id, t.content, t.slot, t.occurred_at, e.vector FROM memory_traces t "
                     "JOIN trace_embeddings e ON e.trace_id = t.id AND e.model = :model "
                     f"WHERE t.scope_id IS :sid AND ({marks}) AND t.scope = :scope "
-                    "AND t.deleted = 0 AND t.occurred_at < :at AND t.valid_until IS NULL "
-                    "AND t.id != :id"
+                    "AND t.deleted = 0 AND t.id != :id "
+                    "AND (t.valid_until IS NULL OR t.valid_until > :at)"
                 ),
                 {
                     "model": embedder.name,
@@ -220,8 +232,17 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
                 },
             ).all()
             topic = _topic(statement.slot)
-            older = [str(r.id) for r in rows if _same_thing(vector, topic, r)]
-            superseded += supersede(conn, older, statement.id, at=statement.occurred_at)
+            at = statement.occurred_at
+            earlier = [r for r in rows if r.occurred_at < at]
+            older = [str(r.id) for r in earlier if _same_thing(vector, statement.said, topic, r)]
+            superseded += supersede(conn, older, statement.id, at=at)
+            # Said after this one but known before it (turns arrive out of order): this
+            # one held until the first of them that restates it.
+            later = sorted((r for r in rows if r.occurred_at > at), key=lambda r: r.occurred_at)
+            for r in later:
+                if _same_thing(vector, said_in(r.content), topic, r, after=statement.said):
+                    supersede(conn, [statement.id], str(r.id), at=float(r.occurred_at))
+                    break
     return superseded
 
 
@@ -252,17 +273,28 @@ def _attributes(slot: str | None, semantic: str | None) -> set[str]:
     return out
 
 
-def _same_thing(new: npt.NDArray[np.float32], topic: str | None, row: Any) -> bool:
+def _same_thing(
+    new: npt.NDArray[np.float32],
+    new_said: str,
+    topic: str | None,
+    row: Any,
+    *,
+    after: str | None = None,
+) -> bool:
     """Whether an earlier statement of the same slot (``row``) states the same thing
     as the new one (its vector ``new``, its slot's ``topic``): close in meaning, not a
     question, and not of another topic (a habit of coffee is not one of running)."""
     if float(new @ from_blob(row.vector)) < SAME_THING:
         return False
-    said = _user_part(row.content) if row.content.startswith("User") else row.content
+    said = said_in(row.content)
     if not said or said.rstrip().endswith("?"):
         return False
     their_topic = _topic(row.slot)
-    return not (topic and their_topic and their_topic != topic)
+    if topic and their_topic and their_topic != topic:
+        return False
+    if after is not None:  # ``row`` is the later one: does it restate ``after``?
+        return restates(said, after)
+    return restates(new_said, said)
 
 
 def _topic(slot: str | None) -> str | None:
@@ -279,7 +311,7 @@ def _statements(brain: Brain, trace_ids: Sequence[str]) -> list[_Statement]:
     with brain.read() as conn:
         rows = conn.execute(
             text(
-                "SELECT id, scope, scope_id, content, slot, occurred_at, tags, valid_until "
+                "SELECT id, scope, scope_id, content, slot, occurred_at, tags, metadata "
                 f"FROM memory_traces WHERE id IN ({marks}) AND deleted = 0 "
                 f"AND type IN {_STATEMENT_TYPES!r}"
             ),
@@ -288,8 +320,10 @@ def _statements(brain: Brain, trace_ids: Sequence[str]) -> list[_Statement]:
     out = []
     for r in rows:
         is_turn = '"turn"' in r.tags
-        said = _user_part(r.content) if is_turn else r.content
+        said = said_in(r.content) if is_turn else r.content
         if not said.strip() or said.rstrip().endswith("?"):
             continue
-        out.append(_Statement(r.id, r.scope, r.scope_id, said, r.slot, r.occurred_at, is_turn))
+        speaker = json.loads(r.metadata).get("speaker") or _user_label(r.content)
+        speaker = speaker if isinstance(speaker, str) else None
+        out.append(_Statement(r.id, r.scope, r.scope_id, said, r.slot, r.occurred_at, speaker))
     return sorted(out, key=lambda s: s.occurred_at)

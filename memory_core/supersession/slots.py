@@ -109,7 +109,7 @@ _LIKE_TOPICS = (
                   r"\bsushi\b", r"\bmeat\b", r"\bvegan\b", r"\bvegetarian\b", r"\bcook")),
     ("drinks", _cue(r"\bcoffee\b", r"\btea\b", r"\bwine\b", r"\bbeer\b", r"\bwhisky\b")),
     ("sport", _cue(r"\bfootball\b", r"\bsoccer\b", r"\brugby\b", r"\bcricket\b", r"\btennis\b",
-                   r"\bbasketball\b", r"\bteam\b", r"\bsupport(?:er|ing)?\b")),
+                   r"\bbasketball\b", r"\bteam\b", r"\bsupporters?\b")),
     ("games", _cue(r"\bgames?\b", r"\bgaming\b")),
     ("weather", _cue(r"\bweather\b", r"\bsummer\b", r"\bwinter\b", r"\bcold\b", r"\bheat\b")),
 )  # fmt: skip
@@ -214,7 +214,9 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     Attribute(
         "vehicle",
-        _cue(r"\b(?:car|drive|driving|motorbike|scooter|van|ev|electric car|bike)\b"),
+        _cue(
+            r"\b(?:car|cars|motorbike|motorcycle|scooter|van|electric car|drive an?|driving an?)\b"
+        ),
     ),
 )
 
@@ -237,8 +239,9 @@ _EARLY = 12  # characters into a sentence that its subject is named by
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
 
-def subjects_named(sentence: str, known: Iterable[str] = ()) -> str:
-    """Whom ``sentence`` is about: a relation it opens on, a name, or the user."""
+def subjects_named(sentence: str, known: Iterable[str] = (), speaker: str | None = None) -> str:
+    """Whom ``sentence`` is about: a relation it opens on, a name, or whoever said it
+    (``speaker``, when the turn names one; else the user)."""
     # The statement is about them when they are named early, as its subject.
     if (m := _MY_RELATION.search(sentence)) and m.start() <= _EARLY:
         name = m.group(2)
@@ -259,7 +262,13 @@ def subjects_named(sentence: str, known: Iterable[str] = ()) -> str:
             and not low.endswith("s")
         ):
             return low
-    return USER
+    return speaker_subject(speaker)
+
+
+def speaker_subject(speaker: str | None) -> str:
+    """The subject of what a speaker says of themselves: their name, or the user."""
+    name = (speaker or "").strip().lower().replace("/", " ")
+    return name or USER
 
 
 def subject_asked(question: str) -> str:
@@ -294,7 +303,7 @@ def base_attribute(slot: str) -> str:
     return slot.split("/", 1)[-1].split(":", 1)[0]
 
 
-def slot_of(sentence: str, known: Iterable[str] = ()) -> str | None:
+def slot_of(sentence: str, known: Iterable[str] = (), speaker: str | None = None) -> str | None:
     """The slot ``sentence`` states a value of, or None: the attribute with the most
     cues in it (the earlier on a tie) that has a topic there when it needs one."""
     text = sentence.strip()
@@ -313,14 +322,82 @@ def slot_of(sentence: str, known: Iterable[str] = ()) -> str | None:
                 continue
             name = f"{name}:{topic}"
         best = (cues, name)
-    return None if best is None else f"{subjects_named(text, known)}/{best[1]}"
+    return None if best is None else f"{subjects_named(text, known, speaker)}/{best[1]}"
 
 
-def slots_of(text: str, known: Sequence[str] = ()) -> list[str]:
+# Words that say a value changed: a statement holding one is an update of what it states.
+_CHANGE = _cue(
+    r"\b(?:now|nowadays|anymore|any more|no longer|these days|at the moment|currently"
+    r"|switched|switching|moved|moving to|relocated|relocating|quit|left my|leaving my"
+    r"|changed|instead|promoted|dropped|down to|up to|cut (?:down|back)|stopped|gave up"
+    r"|given up|took up|became|got (?:married|engaged|divorced)|broke up|split up"
+    r"|separated|traded|sold|upgraded|retired|used to|not .{0,30} anymore|officially"
+    r"|no more|from now on|went back|back to)\b"
+)
+_SPECIFIC = re.compile(r"(?<!^)(?<![.!?] )\b(?:[A-Z][\w'-]+|\d+(?:[.,]\d+)?)")
+
+
+def said_in(content: str) -> str:
+    """What the user said in a trace's words: a turn's user paragraphs ("User: ...",
+    "User (Ana): ..."), without their labels; any other content whole."""
+    if not content.startswith("User"):
+        return content
+    parts = [p for p in content.split("\n\n") if p.startswith("User")]
+    return " ".join(p.split(": ", 1)[1] if ": " in p else p for p in parts)
+
+
+def said_by(content: str, speaker: str | None) -> str:
+    """A memory's words without the speaker's label it may open with ("Ana: ...")."""
+    if speaker and content.startswith(f"{speaker}: "):
+        return content[len(speaker) + 2 :]
+    return content
+
+
+def changes(statement: str) -> bool:
+    """Whether a statement says that something changed ("moved", "now", "no longer")."""
+    return _CHANGE.search(statement.lower().replace("\u2019", "'")) is not None
+
+
+def restates(new: str, old: str) -> bool:
+    """Whether ``new`` plausibly gives another value of what ``old`` stated: it says
+    something changed, or the two name different specifics (places, names, amounts).
+    A second mention of the same values ("I love painting", later "painting again
+    today") is not an update."""
+    if changes(new):
+        return True
+    theirs = {w.lower() for w in _SPECIFIC.findall(old) if w != "I"}
+    ours = {w.lower() for w in _SPECIFIC.findall(new) if w != "I"}
+    return bool(theirs) and bool(ours) and not ours <= theirs
+
+
+# Attributes holding one value at a time: any change of them replaces the value.
+SINGLE_VALUED = frozenset({"residence", "work", "relationship", "vehicle"})
+
+
+def restates_by_words(new: str, old: str, slot: str) -> bool:
+    """:func:`restates`, by words alone (no embedder to weigh meaning): the slot holds
+    one value at a time (where someone lives, works) and ``new`` says it changed.
+    Words cannot tell whether a habit, a liking or a plan is the same one: without
+    an embedder those are left unchained."""
+    return changes(new) and base_attribute(slot) in SINGLE_VALUED and bool(old.strip())
+
+
+def slot_stated(
+    text: str, known: Sequence[str] = (), speaker: str | None = None
+) -> tuple[str, str] | None:
+    """The first slot ``text`` states a value of, and the sentence that states it."""
+    for sentence in _SENTENCE.findall(text):
+        slot = slot_of(sentence, known, speaker)
+        if slot is not None:
+            return slot, sentence.strip()
+    return None
+
+
+def slots_of(text: str, known: Sequence[str] = (), speaker: str | None = None) -> list[str]:
     """The slots of each statement of ``text``, in order, once each."""
     found: list[str] = []
     for sentence in _SENTENCE.findall(text):
-        slot = slot_of(sentence, known)
+        slot = slot_of(sentence, known, speaker)
         if slot is not None and slot not in found:
             found.append(slot)
     return found

@@ -138,7 +138,7 @@ def add_traces(
         for given in checked:
             item = _with_slot(conn, given)
             trace_id = insert_trace(conn, brain, item, now)
-            if item.slot is not None:
+            if item.slot is not None and supersession.links_on_write(brain.settings, item.content):
                 at = item.occurred_at if item.occurred_at is not None else now
                 supersession.link(
                     conn,
@@ -148,6 +148,7 @@ def add_traces(
                     scope_id=item.scope_id,
                     slot=item.slot,
                     at=at,
+                    said=item.content,
                 )
             ids.append(trace_id)
         return ids
@@ -161,8 +162,13 @@ def _with_slot(conn: Connection, item: NewTrace) -> NewTrace:
     """``item`` with the slot its words state, unless it names one or states none."""
     if item.slot is not None or item.type not in _STATEMENT_TYPES:
         return item
-    slot = supersession.slot_of(item.content, supersession.known_subjects(conn, item.scope_id))
-    return item if slot is None else replace(item, slot=slot)
+    named = item.metadata.get("speaker")
+    speaker = named if isinstance(named, str) else None
+    said = supersession.said_by(item.content, speaker)
+    stated = supersession.slot_stated(
+        said, supersession.known_subjects(conn, item.scope_id), speaker
+    )
+    return item if stated is None else replace(item, slot=stated[0])
 
 
 def _owned(item: NewTrace, identity: Identity) -> NewTrace:

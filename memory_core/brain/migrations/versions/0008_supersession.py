@@ -28,9 +28,11 @@ def upgrade() -> None:
         batch.add_column(sa.Column("valid_until", sa.Float, nullable=True))
         batch.add_column(sa.Column("superseded_by", sa.Text, nullable=True))
     op.create_index("ix_traces_slot", "memory_traces", ["scope_id", "slot", "occurred_at"])
+    op.create_index("ix_traces_superseded_by", "memory_traces", ["superseded_by"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_traces_superseded_by", "memory_traces")
     op.drop_index("ix_traces_slot", "memory_traces")
     with op.batch_alter_table("memory_traces", recreate="never") as batch:
         batch.drop_column("superseded_by")
