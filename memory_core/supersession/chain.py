@@ -79,13 +79,32 @@ def supersede(conn: Connection, older: Sequence[str], successor: str, *, at: flo
     if not older:
         return 0
     marks = ", ".join("?" for _ in older)
+    held = "deleted = 0 AND occurred_at < ? AND (valid_until IS NULL OR valid_until > ?)"
     with raw_cursor(conn) as cursor:
+        # A fact drawn from a turn has its time and cites it: found by the time's index.
+        times = [
+            (str(r[0]), r[1], float(r[2]))
+            for r in cursor.execute(
+                f"SELECT id, scope_id, occurred_at FROM memory_traces WHERE id IN ({marks})",
+                tuple(older),
+            )
+        ]
+        ids = {trace_id for trace_id, _, _ in times}
+        for trace_id, scope_id, occurred in times:
+            ids.update(
+                str(r[0])
+                for r in cursor.execute(
+                    "SELECT id FROM memory_traces WHERE occurred_at = ? AND scope_id IS ? "
+                    "AND EXISTS (SELECT 1 FROM json_each(sources) "
+                    "WHERE json_extract(value, '$.trace') = ?)",
+                    (occurred, scope_id, trace_id),
+                )
+            )
+        every = sorted(ids)
         cursor.execute(
             "UPDATE memory_traces SET valid_until = ?, superseded_by = ? "
-            f"WHERE (id IN ({marks}) OR EXISTS (SELECT 1 FROM json_each(sources) "
-            f"WHERE json_extract(value, '$.trace') IN ({marks}))) "
-            "AND deleted = 0 AND occurred_at < ? AND (valid_until IS NULL OR valid_until > ?)",
-            (at, successor, *older, *older, at, at),
+            f"WHERE id IN ({', '.join('?' for _ in every)}) AND {held}",
+            (at, successor, *every, at, at),
         )
         return int(cursor.rowcount)
 
