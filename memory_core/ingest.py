@@ -67,38 +67,41 @@ class IngestReport:
 def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tuple[str, str, float]]:
     """The turns one job ingests, in the order a conversation had them.
 
-    With ``extra`` > 0 a job takes the oldest pending turns (as many as it was given plus
-    ``extra``) and each given turn that no older pending turn of its conversation is left
-    behind: a turn is never written ahead of one posted before it in its stream, whose
-    own job (or a later one) takes it first.  With ``extra`` == 0, just the given turns.
-    Within the batch, by the turn's own time when it gave one, else when it was accepted,
-    and in the order they were posted (the inbox's row order) on a tie -- turns committed
-    together share their acceptance time, and ids are random."""
-    columns = "rowid AS posted, id, payload, created_at, status"
+    With ``extra`` > 0, a job takes for each given turn the pending turns posted
+    before it in its conversation (up to ``extra`` of them, oldest first), and the
+    given turn itself when none is left behind: a turn is never written ahead of one
+    posted before it in its stream, which this job or a later one takes first.  Jobs
+    for turns of different conversations so work apart.  What room ``extra`` leaves
+    goes to the oldest pending turns of any conversation.  With ``extra`` == 0, just
+    the given turns.  Within the batch, by the turn's own time when it gave one, else
+    when it was accepted, and in the order they were posted (the inbox's row order)
+    on a tie -- turns committed together share their acceptance time, and ids are
+    random."""
     given: list[Any] = []
     if turn_ids:
         marks = ", ".join(f":t{i}" for i in range(len(turn_ids)))
         given = [
             r
             for r in conn.execute(
-                text(f"SELECT {columns} FROM inbox_turns WHERE id IN ({marks})"),
+                text(f"SELECT {_COLUMNS} FROM inbox_turns WHERE id IN ({marks})"),
                 {f"t{i}": t for i, t in enumerate(turn_ids)},
             )
             if r.status == "pending"
         ]
     rows = list(given)
     if extra > 0:
-        window = conn.execute(
-            text(
-                f"SELECT {columns} FROM inbox_turns "
-                "WHERE status = 'pending' ORDER BY rowid LIMIT :n"
-            ),
-            {"n": extra + len(given)},
-        ).all()
-        taken = {r.id for r in window}
-        rows = list(window) + [
-            r for r in given if r.id not in taken and not _waits(conn, r, window[-1].posted)
-        ]
+        rows = _with_what_comes_before(conn, given, extra)
+        taken = {r.id for r in rows}
+        room = extra + len(given) - len(taken)
+        if room > 0:
+            oldest = conn.execute(
+                text(
+                    f"SELECT {_COLUMNS} FROM inbox_turns "
+                    "WHERE status = 'pending' ORDER BY rowid LIMIT :n"
+                ),
+                {"n": room + len(taken)},
+            ).all()
+            rows += [r for r in oldest if r.id not in taken][:room]
     seen: dict[str, tuple[float, int, str, str, float]] = {}
     for r in rows:
         if r.id not in seen:
@@ -107,28 +110,43 @@ def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tupl
     return [(turn_id, payload, at) for _, _, turn_id, payload, at in sorted(seen.values())]
 
 
+_COLUMNS = "rowid AS posted, id, payload, created_at, status"
 _STREAM_KEYS = ("scope", "scope_id", "conversation_id")
 
 
-def _waits(conn: Connection, row: Any, window_end: int) -> bool:
-    """Whether a pending turn of ``row``'s conversation, posted before it, lies beyond
-    the window a job takes (so ``row`` must wait for it)."""
-    data = json.loads(row.payload)
+def _with_what_comes_before(conn: Connection, given: Sequence[Any], extra: int) -> list[Any]:
+    """The given turns, each after up to ``extra`` pending turns posted before it in its
+    conversation; a given turn with more than that before it is left for later."""
+    by_stream: dict[tuple[Any, ...], list[Any]] = {}
+    for row in given:
+        data = json.loads(row.payload)
+        by_stream.setdefault(tuple(data.get(k) for k in _STREAM_KEYS), []).append(row)
     same = " AND ".join(f"json_extract(payload, '$.{k}') IS :{k}" for k in _STREAM_KEYS)
-    return (
-        conn.execute(
+    taken: list[Any] = []
+    for stream, rows in by_stream.items():
+        last = max(int(r.posted) for r in rows)
+        ours = {r.id for r in rows}
+        read = conn.execute(
             text(
-                "SELECT 1 FROM inbox_turns WHERE status = 'pending' "
-                f"AND rowid > :start AND rowid < :posted AND {same} LIMIT 1"
+                f"SELECT {_COLUMNS} FROM inbox_turns WHERE status = 'pending' "
+                f"AND rowid <= :last AND {same} ORDER BY rowid LIMIT :n"
             ),
             {
-                "start": window_end,
-                "posted": row.posted,
-                **{k: data.get(k) for k in _STREAM_KEYS},
+                "last": last,
+                "n": extra + len(rows) + 1,
+                **dict(zip(_STREAM_KEYS, stream, strict=True)),
             },
-        ).first()
-        is not None
-    )
+        ).all()
+        # Oldest first, until a turn not given exceeds ``extra``: it and every turn
+        # after it (given or not read) wait for a later job.
+        others = 0
+        for r in read:
+            if r.id not in ours:
+                if others == extra:
+                    break
+                others += 1
+            taken.append(r)
+    return taken
 
 
 def ingest_turns(
