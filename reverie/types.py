@@ -79,6 +79,14 @@ class Channel(Out):
     score: float
 
 
+class Attached(Out):
+    """Another trace of a hit's memory."""
+
+    id: str
+    type: TraceType
+    content: str
+
+
 class HitOut(Out):
     """One search result: the trace, its score and how it was reached."""
 
@@ -109,6 +117,11 @@ class HitOut(Out):
         None, description="Until when it held (a later statement superseded it), ISO 8601 UTC."
     )
     superseded_by: Successor | None = Field(None, description="The statement that superseded it.")
+    attached: list[Attached] = Field(
+        default_factory=list,
+        description="The other traces of the same memory that matched (a fact's turn, a "
+        "turn's facts): one memory is one hit, and limit counts memories.",
+    )
     metadata: dict[str, Any]
 
 

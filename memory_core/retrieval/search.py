@@ -72,6 +72,8 @@ class SearchHit:
     successor: Trace | None = None
     # Whether it held at the search's time (now, or ``as_of``).
     current: bool = True
+    # The other traces of the same memory that matched: a fact's turn, a turn's facts.
+    attached: list[Trace] = field(default_factory=list)
 
     def validity(self) -> dict[str, Any]:
         """When the hit held, and what replaced it: the part every view of a hit shows."""
@@ -112,8 +114,13 @@ class SearchHit:
             "occurred_at": timeref.iso(t.occurred_at),
             "created_at": timeref.iso(t.created_at),
             **self.validity(),
+            "attached": self.attached_view(),
             "metadata": t.metadata,
         }
+
+    def attached_view(self) -> list[dict[str, Any]]:
+        """The other traces of the hit's memory that matched, briefly."""
+        return [{"id": a.id, "type": a.type, "content": a.content} for a in self.attached]
 
 
 @dataclass(frozen=True)
@@ -265,39 +272,19 @@ def search(
         )
         ranked = _rank(cands, query, scores, now, s, [p for p, _ in named], lifted)
         # Relevance needs the texts: read for the best few, which a floor may thin out.
-        best = ranked[: limit if floor <= 0 else max(limit * FLOOR_READS, limit)]
+        # Relevance needs the texts, and a memory's traces fold into one hit: read more
+        # than ``limit`` of the best, which a floor and the folding may thin out.
+        best = ranked[: max(limit * (FLOOR_READS if floor > 0 else MEMORY_READS), limit)]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
         successors = _successors(conn, full.values())
         weights = _query_weights(conn, brain, query)
-    hits = []
-    for c in best:
-        trace = full[c.facts.seq]
-        cosine = c.vector_score if scores is not None else None
-        if lex.mode == "fts" and c.bm25_score is not None:
-            share = 1.0  # the whole query matched, as FTS5 read it
-        else:
-            when = relevance.time_words(named, trace.occurred_at)
-            share = relevance.coverage(weights, _indexed_text(trace), also=when)
-        fit = relevance.relevance(cosine, share)
-        if c.facts.seq in answers:  # it states what the query asks: it answers it
-            fit = max(fit, ANSWERS_ASKED)
-        if fit < floor:
-            continue
-        hits.append(
-            SearchHit(
-                trace,
-                c.score,
-                c.strength,
-                c.channels(),
-                c.fused,
-                dict(c.factors),
-                fit,
-                successors.get(trace.superseded_by or ""),
-                trace.valid_until is None or trace.valid_until > now,
-            )
-        )
-        if len(hits) == limit:
-            break
+    hits = _hits(
+        best,
+        full,
+        successors,
+        _Judge(lex.mode, scores is not None, named, weights, answers, floor, now),
+        limit,
+    )
     channels = ["bm25", *([VECTOR] if scores is not None else [])]
     return SearchResponse(hits, lex.mode, lex.query, degraded, channels)
 
@@ -305,8 +292,81 @@ def search(
 # The relevance of a statement of what the query asks ("what is my job": "I became a
 # teacher"), whatever words they share.
 ANSWERS_ASKED = 0.5
-# With a floor, the texts of this many times ``limit`` of the best are read.
+# With a floor, the texts of this many times ``limit`` of the best are read; without
+# one, this many (a fact and its turn are one hit).
 FLOOR_READS = 4
+MEMORY_READS = 2
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """What a hit's relevance and validity are judged by."""
+
+    mode: str  # how BM25 read the query
+    vectors: bool  # the vector channel answered
+    named: list[tuple[timeref.Period, str]]
+    weights: dict[str, float]
+    answers: frozenset[int]
+    floor: float
+    now: float
+
+    def fit(self, c: ranking.Candidate, trace: Trace) -> float:
+        """The hit's relevance (:mod:`memory_core.retrieval.relevance`)."""
+        cosine = c.vector_score if self.vectors else None
+        if self.mode == "fts" and c.bm25_score is not None:
+            share = 1.0  # the whole query matched, as FTS5 read it
+        else:
+            when = relevance.time_words(self.named, trace.occurred_at)
+            share = relevance.coverage(self.weights, _indexed_text(trace), also=when)
+        fit = relevance.relevance(cosine, share)
+        if c.facts.seq in self.answers:  # it states what the query asks: it answers it
+            fit = max(fit, ANSWERS_ASKED)
+        return fit
+
+
+def _hits(
+    best: Sequence[ranking.Candidate],
+    full: dict[int, Trace],
+    successors: dict[str, Trace],
+    judge: _Judge,
+    limit: int,
+) -> list[SearchHit]:
+    """Up to ``limit`` hits, one a memory (a fact and its turn are one, the other
+    attached), best first, each as relevant as the floor asks."""
+    hits: list[SearchHit] = []
+    by_memory: dict[str, SearchHit] = {}
+    for c in best:
+        trace = full[c.facts.seq]
+        fit = judge.fit(c, trace)
+        if fit < judge.floor:
+            continue
+        memory = memory_of(trace)
+        if (first := by_memory.get(memory)) is not None:
+            first.attached.append(trace)  # the turn of a fact, or a fact of the turn
+            continue
+        hit = SearchHit(
+            trace,
+            c.score,
+            c.strength,
+            c.channels(),
+            c.fused,
+            dict(c.factors),
+            fit,
+            successors.get(trace.superseded_by or ""),
+            trace.valid_until is None or trace.valid_until > judge.now,
+        )
+        by_memory[memory] = hit
+        hits.append(hit)
+        if len(hits) == limit:
+            break
+    return hits
+
+
+def memory_of(trace: Trace) -> str:
+    """Which memory a trace is part of: a posted turn (its verbatim episode and the
+    facts drawn from it are one), else the trace alone."""
+    turn = trace.metadata.get("turn_id")
+    return f"turn:{turn}" if isinstance(turn, str) and turn else trace.id
 
 
 def check_min_score(value: Any) -> float:

@@ -109,6 +109,7 @@ def search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             "occurred_at": iso(h.trace.occurred_at),
             "created_at": iso(h.trace.created_at),
             **h.validity(),
+            "attached": h.attached_view(),
         }
         for h in response.results
     ]
