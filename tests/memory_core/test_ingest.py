@@ -227,6 +227,17 @@ def test_a_conversations_episodes_form_one_stream(brain: mc.Brain) -> None:
     assert a.prev_seq is None and c.prev_seq is None
 
 
+def _prev_by_turn(brain: mc.Brain) -> dict[str, tuple[int, int | None]]:
+    with brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT json_extract(metadata, '$.turn_id'), seq, prev_seq FROM memory_traces "
+                "WHERE stream IS NOT NULL"
+            )
+        ).all()
+    return {str(r[0]): (int(r[1]), r[2]) for r in rows}
+
+
 def test_a_batch_committed_together_is_ingested_in_the_order_it_was_posted(
     brain: mc.Brain,
 ) -> None:
@@ -237,28 +248,9 @@ def test_a_batch_committed_together_is_ingested_in_the_order_it_was_posted(
     ids = [a.turn_id for a in accepted]
     report = ingest.ingest_turns(brain, [ids[-1]], facts_of(), batch_extra=100)
     assert sorted(report.ingested) == sorted(ids)
-    with brain.read() as conn:
-        rows = conn.execute(
-            text(
-                "SELECT json_extract(metadata, '$.turn_id'), seq, prev_seq FROM memory_traces "
-                "WHERE stream IS NOT NULL"
-            )
-        ).all()
-    seq = {r[0]: r[1] for r in rows}
-    prev = {r[0]: r[2] for r in rows}
-    assert prev[ids[0]] is None
-    assert [prev[ids[k]] for k in range(1, 40)] == [seq[ids[k - 1]] for k in range(1, 40)]
-
-
-def _prev_by_turn(brain: mc.Brain) -> dict[str, tuple[int, int | None]]:
-    with brain.read() as conn:
-        rows = conn.execute(
-            text(
-                "SELECT json_extract(metadata, '$.turn_id'), seq, prev_seq FROM memory_traces "
-                "WHERE stream IS NOT NULL"
-            )
-        ).all()
-    return {str(r[0]): (int(r[1]), r[2]) for r in rows}
+    links = _prev_by_turn(brain)
+    assert links[ids[0]][1] is None
+    assert [links[ids[k]][1] for k in range(1, 40)] == [links[ids[k - 1]][0] for k in range(1, 40)]
 
 
 def test_a_job_for_a_turn_behind_a_backlog_does_not_write_it_ahead_of_its_conversation(
