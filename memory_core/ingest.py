@@ -63,17 +63,26 @@ class IngestReport:
     extractions: list[Extraction] = field(default_factory=list)
     lag_seconds: list[float] = field(default_factory=list)  # accepted -> committed
 
+    def merge(self, more: IngestReport) -> None:
+        """Add what a further round ingested."""
+        self.ingested += more.ingested
+        self.new_trace_ids += more.new_trace_ids
+        for category, n in more.facts_by_category.items():
+            self.facts_by_category[category] = self.facts_by_category.get(category, 0) + n
+        self.duplicates_skipped += more.duplicates_skipped
+        self.extractions += more.extractions
+        self.lag_seconds += more.lag_seconds
+
 
 def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tuple[str, str, float]]:
-    """The turns one job ingests, in the order a conversation had them.
+    """The turns one round of a job ingests, in the order a conversation had them.
 
-    With ``extra`` > 0, a job takes for each given turn the pending turns posted
-    before it in its conversation (up to ``extra`` of them, oldest first), and the
+    A job takes for each given turn the pending turns posted before it in its
+    conversation (up to ``extra`` or :data:`CATCH_UP` of them, oldest first), and the
     given turn itself when none is left behind: a turn is never written ahead of one
-    posted before it in its stream, which this job or a later one takes first.  Jobs
-    for turns of different conversations so work apart.  What room ``extra`` leaves
-    goes to the oldest pending turns of any conversation.  With ``extra`` == 0, just
-    the given turns.  Within the batch, by the turn's own time when it gave one, else
+    posted before it in its stream.  Jobs for turns of different conversations so
+    work apart.  What room ``extra`` leaves goes to the oldest pending turns of any
+    conversation.  Within the batch, by the turn's own time when it gave one, else
     when it was accepted, and in the order they were posted (the inbox's row order)
     on a tie -- turns committed together share their acceptance time, and ids are
     random."""
@@ -88,9 +97,8 @@ def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tupl
             )
             if r.status == "pending"
         ]
-    rows = list(given)
+    rows = _with_what_comes_before(conn, given, max(extra, CATCH_UP))
     if extra > 0:
-        rows = _with_what_comes_before(conn, given, extra)
         taken = {r.id for r in rows}
         room = extra + len(given) - len(taken)
         if room > 0:
@@ -111,6 +119,8 @@ def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tupl
 
 
 _COLUMNS = "rowid AS posted, id, payload, created_at, status"
+# How many older pending turns of its conversation a job takes before its own, at least.
+CATCH_UP = 64
 _STREAM_KEYS = ("scope", "scope_id", "conversation_id")
 
 
@@ -161,8 +171,50 @@ def ingest_turns(
 
     Extraction runs before the write transaction (an LLM may be slow); the
     transaction then writes only turns still pending, so concurrent workers
-    never ingest a turn twice.
+    never ingest a turn twice.  A turn with older turns of its conversation still
+    pending is written after them: this call ingests them first, in rounds, until
+    its own turns are done (or another worker did them).
     """
+    report = _ingest_once(brain, turn_ids, extract, batch_extra, now)
+    for _ in range(_MAX_ROUNDS):
+        waiting = _still_pending(brain, turn_ids)
+        if not waiting:
+            break
+        more = _ingest_once(brain, waiting, extract, batch_extra, now)
+        if not more.ingested:
+            break
+        report.merge(more)
+    report.already_done = [t for t in report.already_done if t not in set(report.ingested)]
+    return report
+
+
+# Rounds one call goes on for while its turns wait behind older ones of their
+# conversation (each round ingests at least one of those).
+_MAX_ROUNDS = 10_000
+
+
+def _still_pending(brain: Brain, turn_ids: Sequence[str]) -> list[str]:
+    if not turn_ids:
+        return []
+    marks = ", ".join(f":t{i}" for i in range(len(turn_ids)))
+    with brain.read() as conn:
+        return [
+            str(r[0])
+            for r in conn.execute(
+                text(f"SELECT id FROM inbox_turns WHERE id IN ({marks}) AND status = 'pending'"),
+                {f"t{i}": t for i, t in enumerate(turn_ids)},
+            )
+        ]
+
+
+def _ingest_once(
+    brain: Brain,
+    turn_ids: Sequence[str],
+    extract: Extract,
+    batch_extra: int,
+    now: float | None,
+) -> IngestReport:
+    """One round: the turns :func:`_pending` takes, extracted, then written."""
     report = IngestReport()
     with brain.read() as conn:
         todo = _pending(conn, turn_ids, batch_extra)
