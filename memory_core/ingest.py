@@ -74,11 +74,17 @@ class IngestReport:
         self.lag_seconds += more.lag_seconds
 
 
-def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tuple[str, str, float]]:
+# How many older pending turns of its conversation a job takes over before its own.
+CATCH_UP = 64
+
+
+def _pending(
+    conn: Connection, turn_ids: Sequence[str], extra: int, catch_up: int = CATCH_UP
+) -> list[tuple[str, str, float]]:
     """The turns one round of a job ingests, in the order a conversation had them.
 
     A job takes for each given turn the pending turns posted before it in its
-    conversation (up to ``extra`` or :data:`CATCH_UP` of them, oldest first), and the
+    conversation (up to ``extra`` or ``catch_up`` of them, oldest first), and the
     given turn itself when none is left behind: a turn is never written ahead of one
     posted before it in its stream.  Jobs for turns of different conversations so
     work apart.  What room ``extra`` leaves goes to the oldest pending turns of any
@@ -97,7 +103,7 @@ def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tupl
             )
             if r.status == "pending"
         ]
-    rows = _with_what_comes_before(conn, given, max(extra, CATCH_UP))
+    rows = _with_what_comes_before(conn, given, max(extra, catch_up))
     if extra > 0:
         taken = {r.id for r in rows}
         room = extra + len(given) - len(taken)
@@ -119,8 +125,6 @@ def _pending(conn: Connection, turn_ids: Sequence[str], extra: int) -> list[tupl
 
 
 _COLUMNS = "rowid AS posted, id, payload, created_at, status"
-# How many older pending turns of its conversation a job takes before its own, at least.
-CATCH_UP = 64
 _STREAM_KEYS = ("scope", "scope_id", "conversation_id")
 
 
@@ -175,13 +179,21 @@ def ingest_turns(
     pending is written after them: this call ingests them first, in rounds, until
     its own turns are done (or another worker did them).
     """
-    report = _ingest_once(brain, turn_ids, extract, batch_extra, now)
+    report = _ingest_once(brain, turn_ids, extract, batch_extra, 0, now)
+    # Turns behind older pending ones of their conversation: those are most likely
+    # being ingested by their own jobs right now, so wait for them a little (no
+    # second extraction, no second LLM call); then take them over.
+    pause, take_over = _FIRST_PAUSE_S, time.monotonic() + _TAKE_OVER_S
     for _ in range(_MAX_ROUNDS):
         waiting = _still_pending(brain, turn_ids)
         if not waiting:
             break
-        more = _ingest_once(brain, waiting, extract, batch_extra, now)
-        if not more.ingested:
+        late = time.monotonic() >= take_over
+        if not late:
+            time.sleep(pause)
+            pause = min(pause * 2, _TAKE_OVER_S / 4)
+        more = _ingest_once(brain, waiting, extract, batch_extra, CATCH_UP if late else 0, now)
+        if late and not more.ingested:
             break
         report.merge(more)
     report.already_done = [t for t in report.already_done if t not in set(report.ingested)]
@@ -189,8 +201,10 @@ def ingest_turns(
 
 
 # Rounds one call goes on for while its turns wait behind older ones of their
-# conversation (each round ingests at least one of those).
+# conversation; how long it leaves those to their own jobs before taking them over.
 _MAX_ROUNDS = 10_000
+_FIRST_PAUSE_S = 0.01
+_TAKE_OVER_S = 1.0
 
 
 def _still_pending(brain: Brain, turn_ids: Sequence[str]) -> list[str]:
@@ -212,12 +226,13 @@ def _ingest_once(
     turn_ids: Sequence[str],
     extract: Extract,
     batch_extra: int,
+    catch_up: int,
     now: float | None,
 ) -> IngestReport:
     """One round: the turns :func:`_pending` takes, extracted, then written."""
     report = IngestReport()
     with brain.read() as conn:
-        todo = _pending(conn, turn_ids, batch_extra)
+        todo = _pending(conn, turn_ids, batch_extra, catch_up)
         known = {r[0] for r in todo}
         if turn_ids:
             marks = ", ".join(f":t{i}" for i in range(len(turn_ids)))
