@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -255,13 +255,14 @@ def _ingest_once(
         return report
     with brain.transaction() as conn:
         stamp = time.time() if now is None else now
+        subjects = supersession.KnownSubjects(conn)
         for turn_id, data, created_at, extraction in extracted:
             still = _one(conn, "SELECT status FROM inbox_turns WHERE id = ?", (turn_id,))
             if still != "pending":
                 if turn_id in turn_ids:
                     report.already_done.append(turn_id)
                 continue
-            _write_turn(conn, brain, turn_id, data, created_at, extraction, stamp, report)
+            _write_turn(conn, brain, turn_id, data, created_at, extraction, stamp, report, subjects)
             report.extractions.append(extraction)
             report.lag_seconds.append(max(stamp - created_at, 0.0))
     return report
@@ -276,6 +277,7 @@ def _write_turn(
     extraction: Extraction,
     now: float,
     report: IngestReport,
+    subjects: supersession.KnownSubjects,
 ) -> None:
     scope, scope_id = data["scope"], data["scope_id"]
     occurred = data.get("timestamp") or created_at
@@ -285,7 +287,7 @@ def _write_turn(
     }
     metadata = {**data.get("metadata", {}), **meta}
     conversation = metadata.get("conversation_id")
-    known = supersession.known_subjects(conn, scope_id)
+    known = subjects.of(scope_id)
     speaker = _user_speaker(data)
     turn_slots = supersession.slots_of(data["user"], known, speaker)
     episode = NewTrace(
@@ -303,6 +305,7 @@ def _write_turn(
     episode_id = insert_trace(conn, brain, episode, now)
     report.new_trace_ids.append(episode_id)
     statements: dict[str, list[str]] = {episode.slot: [episode_id]} if episode.slot else {}
+    subjects.add(scope_id, episode.slot)
     seen: set[str] = set()
     for fact in extraction.facts:
         digest = content_hash(fact.content)
@@ -351,7 +354,7 @@ def _user_speaker(data: dict[str, Any]) -> str | None:
 
 
 def _fact_slot(
-    content: str, turn_slots: Sequence[str], known: Sequence[str], speaker: str | None
+    content: str, turn_slots: Sequence[str], known: Collection[str], speaker: str | None
 ) -> str | None:
     """A fact's slot: what its own words state, when the user stated it in the turn
     (an attribution prefix, "User: ", is not part of the statement)."""

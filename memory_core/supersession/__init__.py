@@ -10,7 +10,7 @@ Search reads ``valid_until`` to rank the current statement first.
 from __future__ import annotations
 
 from memory_core.settings import Settings
-from memory_core.supersession.chain import known_subjects, link
+from memory_core.supersession.chain import KnownSubjects, link
 from memory_core.supersession.semantic import asked
 from memory_core.supersession.slots import (
     USER,
@@ -23,8 +23,8 @@ from memory_core.supersession.slots import (
 
 __all__ = [
     "USER",
+    "KnownSubjects",
     "asked",
-    "known_subjects",
     "link",
     "links_on_write",
     "said_by",

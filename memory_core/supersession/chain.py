@@ -109,7 +109,24 @@ def supersede(conn: Connection, older: Sequence[str], successor: str, *, at: flo
         return int(cursor.rowcount)
 
 
-def known_subjects(conn: Connection, scope_id: str | None) -> list[str]:
-    """The subjects this scope id's statements have been about (names, relations)."""
-    with raw_cursor(conn) as cursor:
-        return [str(r[0]) for r in cursor.execute(_SUBJECTS, (scope_id,)) if r[0]]
+class KnownSubjects:
+    """The subjects each scope id's statements have been about (names, relations), read
+    once per scope id in a transaction and kept current as it writes statements: a
+    bulk write asks for them once per trace."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._by_scope_id: dict[str | None, set[str]] = {}
+
+    def of(self, scope_id: str | None) -> set[str]:
+        found = self._by_scope_id.get(scope_id)
+        if found is None:
+            with raw_cursor(self._conn) as cursor:
+                rows = cursor.execute(_SUBJECTS, (scope_id,))
+                found = self._by_scope_id[scope_id] = {str(r[0]) for r in rows if r[0]}
+        return found
+
+    def add(self, scope_id: str | None, slot: str | None) -> None:
+        """Note the subject of a slot just written."""
+        if slot is not None and "/" in slot:
+            self.of(scope_id).add(slot.split("/", 1)[0])

@@ -30,9 +30,10 @@ from memory_core.brain.db import Brain
 from memory_core.embedders.base import Embedder
 from memory_core.embeddings import from_blob
 from memory_core.errors import EmbedderError
-from memory_core.supersession.chain import known_subjects, supersede
+from memory_core.supersession.chain import KnownSubjects, supersede
 from memory_core.supersession.slots import (
     attribute_asked,
+    base_attribute,
     restates,
     said_in,
     subject_asked,
@@ -196,6 +197,7 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
     vectors = embedder.embed([s.said for s in new])
     superseded = 0
     with brain.transaction() as conn:
+        subjects = KnownSubjects(conn)
         for statement, vector in zip(new, vectors, strict=True):
             near = attribute_of(vector, owners, examples)
             attributes = _attributes(statement.slot, near)
@@ -204,13 +206,14 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
             if statement.slot is not None:
                 subject = statement.slot.split("/", 1)[0]
             else:
-                known = known_subjects(conn, statement.scope_id)
+                known = subjects.of(statement.scope_id)
                 subject = subjects_named(statement.said, known, statement.speaker)
             if statement.slot is None and near is not None:
                 conn.execute(
                     text("UPDATE memory_traces SET slot = :slot WHERE id = :id AND slot IS NULL"),
                     {"slot": f"{subject}/{near}", "id": statement.id},
                 )
+                subjects.add(statement.scope_id, f"{subject}/{near}")
             slots = sorted(f"{subject}/{a}" for a in attributes)
             marks = " OR ".join(f"t.slot = :s{i} OR t.slot LIKE :p{i}" for i in range(len(slots)))
             rows = conn.execute(
@@ -269,7 +272,7 @@ def asked(
 def _attributes(slot: str | None, semantic: str | None) -> set[str]:
     out = {semantic} if semantic is not None else set()
     if slot is not None:
-        out.add(slot.split("/", 1)[1].split(":", 1)[0])
+        out.add(base_attribute(slot))
     return out
 
 

@@ -19,7 +19,7 @@ subject in the scope.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from memory_core.textutil import STOPWORDS
@@ -239,7 +239,7 @@ _EARLY = 12  # characters into a sentence that its subject is named by
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
 
-def subjects_named(sentence: str, known: Iterable[str] = (), speaker: str | None = None) -> str:
+def subjects_named(sentence: str, known: Collection[str] = (), speaker: str | None = None) -> str:
     """Whom ``sentence`` is about: a relation it opens on, a name, or whoever said it
     (``speaker``, when the turn names one; else the user)."""
     # The statement is about them when they are named early, as its subject.
@@ -252,7 +252,7 @@ def subjects_named(sentence: str, known: Iterable[str] = (), speaker: str | None
         low = word.lower()
         if low in _RELATIONS:
             return _RELATIONS[low]
-        if low in set(known):
+        if low in known:
             return low
         rest = sentence.strip()[len(word) :].split()
         follower = rest[0].lower() if rest else ""
@@ -303,7 +303,7 @@ def base_attribute(slot: str) -> str:
     return slot.split("/", 1)[-1].split(":", 1)[0]
 
 
-def slot_of(sentence: str, known: Iterable[str] = (), speaker: str | None = None) -> str | None:
+def slot_of(sentence: str, known: Collection[str] = (), speaker: str | None = None) -> str | None:
     """The slot ``sentence`` states a value of, or None: the attribute with the most
     cues in it (the earlier on a tie) that has a topic there when it needs one."""
     text = sentence.strip()
@@ -383,7 +383,7 @@ def restates_by_words(new: str, old: str, slot: str) -> bool:
 
 
 def slot_stated(
-    text: str, known: Sequence[str] = (), speaker: str | None = None
+    text: str, known: Collection[str] = (), speaker: str | None = None
 ) -> tuple[str, str] | None:
     """The first slot ``text`` states a value of, and the sentence that states it."""
     for sentence in _SENTENCE.findall(text):
@@ -393,7 +393,7 @@ def slot_stated(
     return None
 
 
-def slots_of(text: str, known: Sequence[str] = (), speaker: str | None = None) -> list[str]:
+def slots_of(text: str, known: Collection[str] = (), speaker: str | None = None) -> list[str]:
     """The slots of each statement of ``text``, in order, once each."""
     found: list[str] = []
     for sentence in _SENTENCE.findall(text):

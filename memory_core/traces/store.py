@@ -135,8 +135,10 @@ def add_traces(
     now = time.time() if now is None else now
     with brain.transaction() as conn:
         ids = []
+        subjects = supersession.KnownSubjects(conn)
         for given in checked:
-            item = _with_slot(conn, given)
+            item = _with_slot(given, subjects)
+            subjects.add(item.scope_id, item.slot)
             trace_id = insert_trace(conn, brain, item, now)
             if item.slot is not None and supersession.links_on_write(brain.settings, item.content):
                 at = item.occurred_at if item.occurred_at is not None else now
@@ -158,16 +160,14 @@ def add_traces(
 _STATEMENT_TYPES = frozenset({"semantic", "episodic"})
 
 
-def _with_slot(conn: Connection, item: NewTrace) -> NewTrace:
+def _with_slot(item: NewTrace, subjects: supersession.KnownSubjects) -> NewTrace:
     """``item`` with the slot its words state, unless it names one or states none."""
     if item.slot is not None or item.type not in _STATEMENT_TYPES:
         return item
     named = item.metadata.get("speaker")
     speaker = named if isinstance(named, str) else None
     said = supersession.said_by(item.content, speaker)
-    stated = supersession.slot_stated(
-        said, supersession.known_subjects(conn, item.scope_id), speaker
-    )
+    stated = supersession.slot_stated(said, sorted(subjects.of(item.scope_id)), speaker)
     return item if stated is None else replace(item, slot=stated[0])
 
 
