@@ -2,7 +2,10 @@
 when asked as of its time?
 
 Each update chain of ``bench/data/changes_*.jsonl`` -- a subject's attribute
-stated and changed one to three times, with other talk between -- is posted
+stated and changed one to three times, with other talk between, and after the
+last change two more turns: other talk and one near the topic that gives no
+new value (a request about it, someone else's value, a look back at an older
+value, a remark) -- is posted
 as turns through ``POST /v1/turns`` of the embedded default (one user, one
 scope id per chain, each turn with its own time), ingested and embedded by the
 workers.  Then, through ``GET /v1/search``:
