@@ -74,7 +74,7 @@ def forget_scope_id(
             fts_delete(conn, r.seq, r.content, r.tags, r.context)
         vectors = _count(conn, "trace_embeddings", "trace_id", ids)
         edges = _edges(conn, ids)
-        for table in ("undo_log", "trace_judgements", "vector_archive"):
+        for table in ("undo_log", "trace_judgements", "said_embeddings", "vector_archive"):
             _delete_in(conn, table, "trace_id", ids)
         _scrub_retrievals(conn, set(ids))
         proposal_ids = _proposals_naming(conn, set(ids))

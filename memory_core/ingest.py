@@ -27,7 +27,7 @@ from memory_core import supersession
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.extraction.base import Extraction, Fact
 from memory_core.textutil import content_hash
-from memory_core.traces.model import KNOWN_SQL, NewTrace, check_content
+from memory_core.traces.model import KNOWN_SQL, TURN_TAG, NewTrace, check_content
 from memory_core.traces.store import insert_trace
 
 log = logging.getLogger(__name__)
@@ -367,9 +367,6 @@ def turn_stream(scope: str, scope_id: str | None, conversation_id: str | None) -
     """The stream of a conversation's turns: scope, scope id and conversation id."""
     stream = f"{scope}:{scope_id or ''}"
     return f"{stream}:{conversation_id}" if conversation_id else stream
-
-
-TURN_TAG = "turn"  # the tag of a verbatim turn's episode
 
 
 def turn_text(data: dict[str, Any]) -> str:

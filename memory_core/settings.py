@@ -204,6 +204,11 @@ class Settings(BaseSettings):
         description="Lift of a statement holding now of what the query asks (its subject "
         "and attribute: 'where do I live' lifts where the user lives); 0: off.",
     )
+    search_latest_first: bool = Field(
+        True,
+        description="A question of how things are now ('where do I live these days') puts "
+        "the most recent of the statements answering it among the best few first.",
+    )
     search_embed_timeout_s: float = Field(
         5.0,
         gt=0,

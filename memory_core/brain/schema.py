@@ -146,6 +146,17 @@ trace_judgements = Table(
     Column("judged_at", Float, nullable=False),
 )
 
+# What the user said in a turn, embedded without the assistant's reply, under the
+# content hash it embeds (memory_core.retrieval.latest compares questions with it).
+said_embeddings = Table(
+    "said_embeddings",
+    metadata,
+    _trace_key(),
+    Column("model", Text, primary_key=True),
+    Column("content_hash", Text, nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+)
+
 # The before-image of each trace a proposal or a pass changed (NULL: created
 # by it) and the version it left, so the unit can be undone.
 undo_log = Table(

@@ -37,10 +37,10 @@ from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.consolidation.phatic import model_for as phatic_model
 from memory_core.consolidation.salience import KEEP_TAGS, may_be_phatic, salience
 from memory_core.errors import EmbedderError
-from memory_core.ingest import TURN_TAG
 from memory_core.proposals import ProposalDraft, create_proposals, filter_new, pending_room
 from memory_core.settings import Settings
 from memory_core.traces.decay import DAY
+from memory_core.traces.model import TURN_TAG
 
 _ROWS = text(
     "SELECT id, content, content_hash, context, type, tags, sources, importance, strength, "

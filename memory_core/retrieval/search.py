@@ -36,7 +36,7 @@ from memory_core import supersession, timeref
 from memory_core.auth import Identity, acting
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable, InvalidArgument
-from memory_core.retrieval import dense, lexical, ranking, relevance
+from memory_core.retrieval import dense, latest, lexical, ranking, relevance
 from memory_core.retrieval.lexical import natural_query
 from memory_core.retrieval.query_embedding import (
     QueryEmbedder,
@@ -45,6 +45,7 @@ from memory_core.retrieval.query_embedding import (
     Unusable,
 )
 from memory_core.settings import Settings
+from memory_core.supersession.slots import asks_now
 from memory_core.traces.model import Trace, check_scope, check_tags, check_type
 
 log = logging.getLogger(__name__)
@@ -274,8 +275,20 @@ def search(
         # Relevance needs the texts: read for the best few, which a floor may thin out.
         # Relevance needs the texts, and a memory's traces fold into one hit: read more
         # than ``limit`` of the best, which a floor and the folding may thin out.
-        best = ranked[: max(limit * (FLOOR_READS if floor > 0 else MEMORY_READS), limit)]
+        now_asked = s.search_latest_first and scores is not None and asks_now(query)
+        reads = max(limit * (FLOOR_READS if floor > 0 else MEMORY_READS), limit)
+        best = ranked[: max(reads, latest.DEPTH * MEMORY_READS) if now_asked else reads]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
+        if now_asked and scores is not None and vector_search is not None:
+            best = latest.first(
+                conn,
+                best,
+                full,
+                scores,
+                query,
+                model=vector_search.embedder.embedder.name,
+                memory_of={seq: memory_of(trace) for seq, trace in full.items()},
+            )
         successors = _successors(conn, full.values())
         weights = _query_weights(conn, brain, query)
     hits = _hits(

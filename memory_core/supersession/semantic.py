@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 
 from memory_core.brain.db import Brain
 from memory_core.embedders.base import Embedder
-from memory_core.embeddings import from_blob
+from memory_core.embeddings import from_blob, to_blob
 from memory_core.errors import EmbedderError
 from memory_core.supersession.chain import KnownSubjects, supersede
 from memory_core.supersession.slots import (
@@ -173,6 +173,7 @@ class _Statement:
     slot: str | None
     occurred_at: float
     speaker: str | None
+    turn_hash: str | None  # a turn's content hash (None: not a turn)
 
 
 def _user_label(content: str) -> str | None:
@@ -198,6 +199,7 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
     superseded = 0
     with brain.transaction() as conn:
         subjects = KnownSubjects(conn)
+        _keep_said(conn, embedder.name, new, vectors)
         for statement, vector in zip(new, vectors, strict=True):
             near = attribute_of(vector, owners, examples)
             attributes = _attributes(statement.slot, near)
@@ -247,6 +249,25 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
                     supersede(conn, [statement.id], str(r.id), at=float(r.occurred_at))
                     break
     return superseded
+
+
+def _keep_said(
+    conn: Connection, model: str, statements: Sequence[_Statement], vectors: Any
+) -> None:
+    """Keep the vectors of what the user said in turns (``said_embeddings``)."""
+    rows = [
+        {"id": st.id, "model": model, "hash": st.turn_hash, "vector": to_blob(vector)}
+        for st, vector in zip(statements, vectors, strict=True)
+        if st.turn_hash is not None
+    ]
+    if rows:
+        conn.execute(
+            text(
+                "INSERT OR REPLACE INTO said_embeddings (trace_id, model, content_hash, vector) "
+                "VALUES (:id, :model, :hash, :vector)"
+            ),
+            rows,
+        )
 
 
 def asked(
@@ -314,7 +335,8 @@ def _statements(brain: Brain, trace_ids: Sequence[str]) -> list[_Statement]:
     with brain.read() as conn:
         rows = conn.execute(
             text(
-                "SELECT id, scope, scope_id, content, slot, occurred_at, tags, metadata "
+                "SELECT id, scope, scope_id, content, slot, occurred_at, tags, metadata, "
+                "content_hash "
                 f"FROM memory_traces WHERE id IN ({marks}) AND deleted = 0 "
                 f"AND type IN {_STATEMENT_TYPES!r}"
             ),
@@ -328,5 +350,8 @@ def _statements(brain: Brain, trace_ids: Sequence[str]) -> list[_Statement]:
             continue
         speaker = json.loads(r.metadata).get("speaker") or _user_label(r.content)
         speaker = speaker if isinstance(speaker, str) else None
-        out.append(_Statement(r.id, r.scope, r.scope_id, said, r.slot, r.occurred_at, speaker))
+        turn_hash = r.content_hash if is_turn else None
+        out.append(
+            _Statement(r.id, r.scope, r.scope_id, said, r.slot, r.occurred_at, speaker, turn_hash)
+        )
     return sorted(out, key=lambda s: s.occurred_at)

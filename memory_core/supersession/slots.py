@@ -39,13 +39,16 @@ _RELATIONS = {
     "grandfather": "grandad", "aunt": "aunt", "auntie": "aunt", "uncle": "uncle",
     "cousin": "cousin", "nephew": "nephew", "niece": "niece", "neighbour": "neighbour",
     "neighbor": "neighbour", "stepdad": "stepdad", "stepmum": "stepmum", "stepmom": "stepmum",
+    "buddy": "friend", "pal": "friend", "mate": "friend", "bestie": "friend",
+    "coworker": "colleague", "co-worker": "colleague", "teammate": "colleague",
+    "classmate": "classmate", "landlord": "landlord", "landlady": "landlord",
+    "kid": "child", "kids": "children", "children": "children", "parents": "parents",
 }  # fmt: skip
 _REL = "|".join(sorted(_RELATIONS, key=len, reverse=True))
 # "my (best|older|...) sister(,) Priya": the relation, then perhaps a name.
 _MY_RELATION = re.compile(
-    rf"\b(?:my|our) (?:(?:best|older|younger|little|big|baby|eldest|oldest|youngest|twin|"
-    rf"new|ex|step|elder|old|dear) )*({_REL})\b(?:,? ([A-Z][a-z]+(?:-[A-Z][a-z]+)?))?",
-    re.IGNORECASE,
+    rf"(?i:\b(?:my|our) (?:(?:best|older|younger|little|big|baby|eldest|oldest|youngest|twin|"
+    rf"new|ex|step|elder|old|dear) )*({_REL})\b)(?:,? ([A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b)?",
 )
 # A sentence opening on a relation word or a name: "Dad's ...", "Tom switched ...".
 _OPENING = re.compile(r"^([A-Z][a-zé]+)(?:'s\b|\s)")
@@ -53,7 +56,7 @@ _OPENING = re.compile(r"^([A-Z][a-zé]+)(?:'s\b|\s)")
 _NAME_FOLLOWERS = frozenset(
     """is was has had 's got gets just still now finally has started starts moved moves
     switched switches left leaves joined joins quit quits lives lived works worked took
-    went decided told says said and finished began begins changed changes swapped
+    went decided told says said finished began begins changed changes swapped
     stopped stops dropped picked bought adopted became becomes turned upgraded
     downgraded landed accepted retired graduated broke split married proposed""".split()
 )
@@ -239,9 +242,17 @@ _EARLY = 12  # characters into a sentence that its subject is named by
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
 
-def subjects_named(sentence: str, known: Collection[str] = (), speaker: str | None = None) -> str:
+def subjects_named(
+    sentence: str,
+    known: Collection[str] = (),
+    speaker: str | None = None,
+    *,
+    guess_names: bool = True,
+) -> str:
     """Whom ``sentence`` is about: a relation it opens on, a name, or whoever said it
-    (``speaker``, when the turn names one; else the user)."""
+    (``speaker``, when the turn names one; else the user).  A name is one of
+    ``known`` or, with ``guess_names``, a capitalised opening word followed by a
+    verb of the kind said of people ("Tom switched ...")."""
     # The statement is about them when they are named early, as its subject.
     if (m := _MY_RELATION.search(sentence)) and m.start() <= _EARLY:
         name = m.group(2)
@@ -254,6 +265,8 @@ def subjects_named(sentence: str, known: Collection[str] = (), speaker: str | No
             return _RELATIONS[low]
         if low in known:
             return low
+        if not guess_names:
+            return speaker_subject(speaker)
         rest = sentence.strip()[len(word) :].split()
         follower = rest[0].lower() if rest else ""
         if (
@@ -263,6 +276,11 @@ def subjects_named(sentence: str, known: Collection[str] = (), speaker: str | No
         ):
             return low
     return speaker_subject(speaker)
+
+
+def persons_named(text: str) -> set[str]:
+    """The names ``text`` gives people by their relation ("my husband Greg": greg)."""
+    return {m.group(2).lower() for m in _MY_RELATION.finditer(text) if m.group(2)}
 
 
 def speaker_subject(speaker: str | None) -> str:
@@ -335,6 +353,54 @@ _CHANGE = _cue(
     r"|no more|from now on|went back|back to)\b"
 )
 _SPECIFIC = re.compile(r"(?<!^)(?<![.!?] )\b(?:[A-Z][\w'-]+|\d+(?:[.,]\d+)?)")
+
+
+# A question about how things are now: a word of the present ("these days"), or a
+# verb in the present tense asking a value held one at a time ("where do I live",
+# "what's my job") -- not a word of the past ("where did I live", "what was my
+# first job", "what has she done").
+_NOW_WORDS = _cue(
+    r"\b(?:now|nowadays|these days|currently|at the moment|right now|at present|still"
+    r"|anymore|any more|lately|this (?:year|month|week)|today)\b"
+)
+_PAST_WORDS = _cue(
+    r"\b(?:did|was|were|had|used to|back then|at (?:that|the) (?:time|point)|before"
+    r"|previously|originally|formerly|first|ago|last (?:year|month|week|time)"
+    r"|has|have|might|would|could)\b",
+    r"\bin (?:19|20)\d\d\b",
+)
+_PRESENT_VERBS = _cue(r"\b(?:is|are|am|do|does|isn't|aren't|don't|doesn't)\b", r"\w(?:'s|'re|'m)\b")
+
+
+def asks_now(question: str) -> bool:
+    """Whether a question asks how things are now (at the time it is asked)."""
+    low = question.lower().replace("\u2019", "'")
+    if _NOW_WORDS.search(low) is not None:
+        return "did" not in low.split()
+    if _PAST_WORDS.search(low) or not _PRESENT_VERBS.search(low):
+        return False
+    # Without a word of the present, only a value held one at a time is surely asked
+    # as of now ("where does she live"); "what is the name of her puppy" may ask of
+    # any puppy she had.
+    return attribute_asked(question) in SINGLE_VALUED
+
+
+# A look back: a statement about how things were, not how they are ("found my old
+# map from the Sheffield days", "back when he was rewiring flats").
+_LOOKING_BACK = _cue(
+    r"\b(?:used to|back when|back in the day|in those days|\w+ days\b(?=\s*[.!,;])"
+    r"|remember(?:ed|ing)?|nostalgi\w*|reminisc\w*|throwback|from when|once upon"
+    r"|(?:my|our|his|her|their|the|\w+'s) old (?!enough\b)\w+"
+    r"|(?:the|that) (?:day|week|month|year|time|summer) (?:i|we|he|she) (?:was|were|met|moved"
+    r"|had|lived|worked|started)"
+    r"|found (?:a|an|the|my|our) (?:old |)(?:photo|picture|video|map|card|letter|certificate"
+    r"|ticket|bib|receipt))\b"
+)
+
+
+def looks_back(statement: str) -> bool:
+    """Whether a statement tells how things were rather than how they are."""
+    return _LOOKING_BACK.search(statement.lower().replace("\u2019", "'")) is not None
 
 
 def said_in(content: str) -> str:

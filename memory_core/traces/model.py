@@ -20,6 +20,7 @@ PRUNED_PREFIX = "pruned"
 KNOWN_SQL = f"(deleted = 0 OR coalesce(deleted_reason, '') NOT LIKE '{PRUNED_PREFIX}%')"
 
 MAX_TAGS = 64
+TURN_TAG = "turn"  # the tag of a posted turn's verbatim episode
 MAX_TAG_LENGTH = 128
 MAX_STREAM_LENGTH = 512
 MAX_SLOT_LENGTH = 256

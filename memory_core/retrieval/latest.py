@@ -1,0 +1,233 @@
+"""The latest answer first: a question of how things are now ("where do I live these
+days?") is answered by the most recent statement of it.
+
+Supersession (:mod:`memory_core.supersession`) links a later statement to the one it
+replaces when both read as the same subject and attribute, and ranking sinks the
+replaced one.  Reading a statement's attribute on its own misses often ("Keys
+collected! The cottage has a garden" is a move), so at search time the question
+itself says what is asked: among the best few memories, the statements that
+answer it -- about the subject it asks of, close enough to it in meaning, stated
+rather than asked -- are its answers, and the most recent of them (by the search's
+time, so ``as_of`` answers as it would have then) goes first.
+
+Only the order of those few memories changes; nothing joins or leaves the
+results.  A memory's statements are its facts (what the user said, read by
+extraction; a turn with none stated nothing -- a request, a question) or, for a
+memory written directly, the memory itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import Connection, text
+
+from memory_core.embeddings import from_blob
+from memory_core.extraction.discourse import statement
+from memory_core.retrieval import dense, ranking
+from memory_core.supersession.slots import (
+    USER,
+    looks_back,
+    persons_named,
+    restates,
+    said_by,
+    said_in,
+    speaker_subject,
+    subject_asked,
+    subjects_named,
+)
+from memory_core.traces.model import TURN_TAG, Trace
+
+# How many of the best memories are reordered: an answer the ranking put further
+# down is left where it is.
+DEPTH = 6
+# How close (cosine) a statement must be to the question to answer it: at least
+# this, and this share of the closest statement about the subject asked -- or
+# this close to a statement that is ("bumped me up to 75 mcg" after "started
+# levothyroxine 50 mcg" answers "what dose of levothyroxine am I on").
+MIN_SIMILARITY = 0.1
+RELATIVE_SIMILARITY = 0.5
+SAME_THING = 0.45
+FACTOR = "latest"
+_SENTENCES = re.compile(r"[^.!?\n]+[.!?]*")
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """What a memory says, as far as answering a question goes."""
+
+    said: str  # what the user said (a turn's user part; a memory's content)
+    speaker: str | None
+    vector: npt.NDArray[np.float32]  # of what was said
+    similarity: float  # cosine to the question
+    stated: bool  # it states something (not only asks or requests)
+
+
+def first(
+    conn: Connection,
+    ranked: Sequence[ranking.Candidate],
+    full: dict[int, Trace],
+    scores: dense.DenseScores,
+    question: str,
+    *,
+    model: str,
+    memory_of: dict[int, str],
+) -> list[ranking.Candidate]:
+    """``ranked`` with the memory holding the latest answer to ``question`` (a question
+    of now) moved ahead of the others among the first :data:`DEPTH` memories.
+
+    ``full``: the traces of ``ranked`` by seq; ``scores``: the vector channel's, of
+    the question embedded by ``model``; ``memory_of``: each trace's memory.
+    """
+    order: list[str] = []
+    for c in ranked:
+        memory = memory_of[c.facts.seq]
+        if memory not in order:
+            order.append(memory)
+            if len(order) == DEPTH:
+                break
+    if len(order) < 2:
+        return list(ranked)
+    statements = _statements(conn, ranked, full, memory_of, order, scores, model)
+    asked = subject_asked(question)
+    persons = set().union(*(persons_named(st.said) for st in statements.values()))
+    about = {m: st for m, st in statements.items() if st.stated and _about(st, asked, persons)}
+    best = max((st.similarity for st in about.values()), default=0.0)
+    floor = max(MIN_SIMILARITY, RELATIVE_SIMILARITY * best)
+    close = [st.vector for st in about.values() if st.similarity >= floor]
+    answering = [
+        m
+        for m in order
+        if m in about
+        and (
+            about[m].similarity >= floor
+            or any(float(about[m].vector @ v) >= SAME_THING for v in close)
+        )
+    ]
+    if len(answering) < 2:
+        return list(ranked)
+    when = {memory_of[c.facts.seq]: c.facts.occurred_at for c in ranked}
+    latest = _latest(sorted(answering, key=lambda m: when[m]), about)
+    if latest == order[0]:
+        return list(ranked)
+    ahead = [c for c in ranked if memory_of[c.facts.seq] == latest]
+    for c in ahead:
+        c.factors[FACTOR] = 1.0  # the order, not the score, says it: shown as a factor
+    return ahead + [c for c in ranked if memory_of[c.facts.seq] != latest]
+
+
+def _latest(answering: Sequence[str], said: dict[str, _Statement]) -> str:
+    """Of the answers, oldest first, the one holding last: each later one that gives
+    another value of what the one holding said replaces it; a look back ("found my
+    old map from the Sheffield days") or a remark that gives no value does not."""
+    holding = answering[0]
+    for memory in answering[1:]:
+        new = said[memory].said
+        if not looks_back(new) and restates(new, said[holding].said):
+            holding = memory
+    return holding
+
+
+def _about(s: _Statement, asked: str, persons: set[str]) -> bool:
+    """Whether a statement is about ``asked`` (a subject): said of themselves by the
+    one asked of, or naming them.  A capitalised opening word is taken for someone
+    only when it names one of ``persons`` ("Greg's back training" after "my husband
+    Greg"), not on a guess ("Winter's dragged me down" is about the speaker)."""
+    first = _SENTENCES.match(s.said)
+    opening = first.group(0) if first else s.said
+    subject = subjects_named(opening, persons, s.speaker, guess_names=False)
+    if asked == USER:  # the asker's own state: a statement about themselves
+        return subject == speaker_subject(s.speaker)
+    return subject == asked or asked in s.said.lower()
+
+
+def _statements(
+    conn: Connection,
+    ranked: Sequence[ranking.Candidate],
+    full: dict[int, Trace],
+    memory_of: dict[int, str],
+    memories: Sequence[str],
+    scores: dense.DenseScores,
+    model: str,
+) -> dict[str, _Statement]:
+    """What each of ``memories`` states, compared with the question."""
+    wanted = set(memories)
+    out: dict[str, _Statement] = {}
+    turns: dict[str, Trace] = {}
+    for c in ranked:
+        memory = memory_of[c.facts.seq]
+        trace = full[c.facts.seq]
+        if memory not in wanted or memory in out:
+            continue
+        if TURN_TAG in trace.tags:
+            turns[memory] = trace
+        elif not memory.startswith("turn:") and (vector := _row(scores, trace.seq)) is not None:
+            said = said_by(trace.content, _speaker(trace)).strip()
+            stated = _opens_on_statement(said)
+            out[memory] = _statement(said, _speaker(trace), vector, scores, stated)
+    if not turns:
+        return out
+    vectors = _said_vectors(conn, turns.values(), model)
+    for memory, turn in turns.items():
+        vector = vectors.get(turn.id)
+        if vector is None and (vector := _row(scores, turn.seq)) is None:
+            continue
+        said = said_in(turn.content).strip()
+        # A turn states something when extraction drew a fact from it, or when one of
+        # its sentences is a statement (not a question or a request).
+        stated = _opens_on_statement(said)
+        out[memory] = _statement(said, _speaker(turn), vector, scores, stated)
+    return out
+
+
+def _statement(
+    said: str,
+    speaker: str | None,
+    vector: npt.NDArray[np.float32],
+    scores: dense.DenseScores,
+    stated: bool,
+) -> _Statement:
+    return _Statement(said, speaker, vector, float(vector @ scores.query), stated)
+
+
+def _row(scores: dense.DenseScores, seq: int) -> npt.NDArray[np.float32] | None:
+    """A trace's vector in the index the question was compared with."""
+    row = scores.snapshot.row(seq)
+    return None if row is None else scores.snapshot.matrix[row]
+
+
+def _opens_on_statement(said: str) -> bool:
+    """Whether what was said opens on a statement: news comes first ("Started
+    levothyroxine 50 mcg. Do I take it before breakfast?"); what opens on a
+    question or a request asks for something ("Any tips for keeping Dad busy?
+    He was used to his own place.")."""
+    first = _SENTENCES.match(said)
+    return first is not None and statement(first.group(0).strip()) is not None
+
+
+def _speaker(trace: Trace) -> str | None:
+    speaker = trace.metadata.get("speaker")
+    return speaker if isinstance(speaker, str) else None
+
+
+def _said_vectors(
+    conn: Connection, turns: Iterable[Trace], model: str
+) -> dict[str, npt.NDArray[np.float32]]:
+    """The vector of what the user said in each turn, where the words were embedded
+    alone (by ``model``, the one that embedded the question)."""
+    hashes = {t.id: t.content_hash for t in turns}
+    marks = ", ".join(f":t{i}" for i in range(len(hashes)))
+    rows = conn.execute(
+        text(
+            "SELECT trace_id, content_hash, vector FROM said_embeddings "
+            f"WHERE model = :model AND trace_id IN ({marks})"
+        ),
+        {"model": model, **{f"t{i}": t for i, t in enumerate(hashes)}},
+    )
+    return {
+        r.trace_id: from_blob(r.vector) for r in rows if hashes.get(r.trace_id) == r.content_hash
+    }

@@ -1,0 +1,120 @@
+"""A question of how things are now is answered by the latest statement of it.
+
+Statements that supersession does not chain (a move told without a word of
+change, a dose given as a number alone) still answer a question of now in the
+order they were said: among the best few results, the most recent statement about
+the subject asked of goes first -- not someone else's, not a request, not what
+was said after the time a search is ``as_of``.  Turns are posted through the API
+with the default embedder and asked through the search it serves.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+import memory_core as mc
+from memory_core.supersession.slots import asks_now
+from reverie.compose import Process
+
+
+@pytest.fixture
+def api_settings(tmp_path: Path) -> mc.Settings:
+    return mc.load_settings(
+        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}", data_dir=tmp_path / "data"
+    )
+
+
+DAY = 86_400.0
+T0 = datetime(2022, 2, 8, 12, 0, tzinfo=UTC).timestamp()
+
+
+def _post(client: TestClient, user: str, at: float, scope_id: str = "ana") -> str:
+    r = client.post(
+        "/v1/turns",
+        json={
+            "user": user,
+            "assistant": "Got it.",
+            "scope": "user",
+            "scope_id": scope_id,
+            "conversation_id": "life",
+            "timestamp": at,
+        },
+    )
+    assert r.status_code == 202, r.text
+    return str(r.json()["turn_id"])
+
+
+def _first(client: TestClient, q: str, **params: Any) -> dict[str, Any]:
+    r = client.get("/v1/search", params={"q": q, "scope_id": "ana", "limit": 5, **params})
+    assert r.status_code == 200, r.text
+    return dict(r.json()["results"][0])
+
+
+def _turn(hit: dict[str, Any]) -> str:
+    return str(hit["metadata"]["turn_id"])
+
+
+def _moves(client: TestClient, workers: Process) -> tuple[str, str]:
+    sheffield = _post(
+        client,
+        "Finally unpacked the last box in the flatshare. Sheffield is hilly but I love "
+        "being ten minutes from the Peaks.",
+        T0,
+    )
+    _post(client, "Can you give me a quick one-pot lentil dal?", T0 + 5 * DAY)
+    harrogate = _post(
+        client,
+        "Keys collected! The cottage in Harrogate is tiny but it has a garden and a fireplace.",
+        T0 + 150 * DAY,
+    )
+    # After it: someone else's move, a request on the topic, other talk.
+    _post(client, "My colleague Dan just moved into a flat in Leeds city centre.", T0 + 160 * DAY)
+    _post(client, "Any tips for making a small cottage feel less cramped?", T0 + 170 * DAY)
+    _post(client, "My manager keeps booking meetings at 4:55 on Fridays.", T0 + 180 * DAY)
+    workers.join()
+    return sheffield, harrogate
+
+
+def test_the_latest_statement_answers_a_question_of_now(
+    client: TestClient, workers: Process
+) -> None:
+    _, harrogate = _moves(client, workers)
+    hit = _first(client, "Which town am I living in these days?")
+    assert _turn(hit) == harrogate
+
+
+def test_as_of_a_time_the_latest_statement_then_answers(
+    client: TestClient, workers: Process
+) -> None:
+    sheffield, _ = _moves(client, workers)
+    hit = _first(client, "Which town am I living in now?", as_of=T0 + 100 * DAY)
+    assert _turn(hit) == sheffield
+
+
+def test_a_look_back_or_someone_elses_habit_is_not_the_latest_answer(
+    client: TestClient, workers: Process
+) -> None:
+    _post(client, "I'm on five cups of coffee a day at the moment.", T0)
+    _post(client, "What's a good high-protein breakfast that isn't eggs?", T0 + 20 * DAY)
+    down = _post(
+        client, "Down to one coffee a day now, and a herbal tea in the afternoon.", T0 + 60 * DAY
+    )
+    _post(client, "My colleague drinks six espressos a day and can't sleep.", T0 + 90 * DAY)
+    _post(client, "Remember when I drank five coffees a day? My hands shook.", T0 + 95 * DAY)
+    workers.join()
+    assert _turn(_first(client, "How much coffee am I drinking these days?")) == down
+
+
+def test_questions_of_the_past_are_not_questions_of_now() -> None:
+    assert asks_now("Where am I living these days?")
+    assert asks_now("Where does Priya live?")
+    assert asks_now("What's my job?")
+    assert not asks_now("What is the name of her second puppy?")  # any puppy she had
+    assert not asks_now("Where was I living at that point?")
+    assert not asks_now("What did I do for work in 2021?")
+    assert not asks_now("What was my first job?")
