@@ -5,15 +5,19 @@ Supersession (:mod:`memory_core.supersession`) links a later statement to the on
 replaces when both read as the same subject and attribute, and ranking sinks the
 replaced one.  Reading a statement's attribute on its own misses often ("Keys
 collected! The cottage has a garden" is a move), so at search time the question
-itself says what is asked: among the best few memories, the statements that
-answer it -- about the subject it asks of, close enough to it in meaning, stated
-rather than asked -- are its answers, and the most recent of them (by the search's
-time, so ``as_of`` answers as it would have then) goes first.
+itself says what is asked.  Among the best few memories, its answers are the
+statements about the subject it asks of (not someone else's), close enough to it
+in meaning (or to another answer), that open on a statement rather than a
+question or a request.  Walked oldest first, each answer that gives another value
+(:func:`~memory_core.supersession.slots.restates`) replaces the one holding; a
+look back ("found my old map from the Sheffield days") does not.  The one holding
+last goes first -- by the search's time, so ``as_of`` answers as it would have
+then.
 
 Only the order of those few memories changes; nothing joins or leaves the
-results.  A memory's statements are its facts (what the user said, read by
-extraction; a turn with none stated nothing -- a request, a question) or, for a
-memory written directly, the memory itself.
+results.  A turn is compared by what the user said in it, embedded alone once
+when the turn is embedded (``said_embeddings``); a memory written directly, by
+its own vector.
 """
 
 from __future__ import annotations
@@ -47,8 +51,8 @@ from memory_core.traces.model import TURN_TAG, Trace
 DEPTH = 6
 # How close (cosine) a statement must be to the question to answer it: at least
 # this, and this share of the closest statement about the subject asked -- or
-# this close to a statement that is ("bumped me up to 75 mcg" after "started
-# levothyroxine 50 mcg" answers "what dose of levothyroxine am I on").
+# this close to a statement that is (a restatement of the same thing in other
+# words).
 MIN_SIMILARITY = 0.1
 RELATIVE_SIMILARITY = 0.5
 SAME_THING = 0.45
