@@ -272,9 +272,9 @@ def search(
             conn, brain, query, cands, scores, vector_search, where, params, now
         )
         ranked = _rank(cands, query, scores, now, s, [p for p, _ in named], lifted)
-        # Relevance needs the texts: read for the best few, which a floor may thin out.
         # Relevance needs the texts, and a memory's traces fold into one hit: read more
-        # than ``limit`` of the best, which a floor and the folding may thin out.
+        # than ``limit`` of the best, which a floor and the folding may thin out (and, for
+        # a question of now, as many as the latest answer is looked for among).
         now_asked = s.search_latest_first and scores is not None and asks_now(query)
         reads = max(limit * (FLOOR_READS if floor > 0 else MEMORY_READS), limit)
         best = ranked[: max(reads, latest.DEPTH * MEMORY_READS) if now_asked else reads]
