@@ -22,7 +22,6 @@ its own vector.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -35,6 +34,7 @@ from memory_core.extraction.discourse import statement
 from memory_core.retrieval import dense, ranking
 from memory_core.supersession.slots import (
     USER,
+    first_sentence,
     looks_back,
     persons_named,
     restates,
@@ -57,7 +57,6 @@ MIN_SIMILARITY = 0.1
 RELATIVE_SIMILARITY = 0.5
 SAME_THING = 0.45
 FACTOR = "latest"
-_SENTENCES = re.compile(r"[^.!?\n]+[.!?]*")
 
 
 @dataclass(frozen=True)
@@ -141,9 +140,7 @@ def _about(s: _Statement, asked: str, persons: set[str]) -> bool:
     one asked of, or naming them.  A capitalised opening word is taken for someone
     only when it names one of ``persons`` ("Greg's back training" after "my husband
     Greg"), not on a guess ("Winter's dragged me down" is about the speaker)."""
-    first = _SENTENCES.match(s.said)
-    opening = first.group(0) if first else s.said
-    subject = subjects_named(opening, persons, s.speaker, guess_names=False)
+    subject = subjects_named(first_sentence(s.said), persons, s.speaker, guess_names=False)
     if asked == USER:  # the asker's own state: a statement about themselves
         return subject == speaker_subject(s.speaker)
     return subject == asked or asked in s.said.lower()
@@ -209,8 +206,7 @@ def _opens_on_statement(said: str) -> bool:
     levothyroxine 50 mcg. Do I take it before breakfast?"); what opens on a
     question or a request asks for something ("Any tips for keeping Dad busy?
     He was used to his own place.")."""
-    first = _SENTENCES.match(said)
-    return first is not None and statement(first.group(0).strip()) is not None
+    return bool(said) and statement(first_sentence(said)) is not None
 
 
 def _speaker(trace: Trace) -> str | None:

@@ -278,6 +278,12 @@ def subjects_named(
     return speaker_subject(speaker)
 
 
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (all of it when it has no sentence)."""
+    found = _SENTENCE.match(text)
+    return found.group(0).strip() if found else text
+
+
 def persons_named(text: str) -> set[str]:
     """The names ``text`` gives people by their relation ("my husband Greg": greg)."""
     return {m.group(2).lower() for m in _MY_RELATION.finditer(text) if m.group(2)}
