@@ -8,11 +8,12 @@ collected! The cottage has a garden" is a move), so at search time the question
 itself says what is asked.  Among the best few memories, its answers are the
 statements about the subject it asks of (not someone else's), close enough to it
 in meaning (or to another answer), that open on a statement rather than a
-question or a request.  Walked oldest first, each answer that gives another value
-(:func:`~memory_core.supersession.slots.restates`) replaces the one holding; a
-look back ("found my old map from the Sheffield days") does not.  The one holding
-last goes first -- by the search's time, so ``as_of`` answers as it would have
-then.
+question, a request or a remark ("funny how quiet Sundays are").  Walked oldest
+first, each answer replaces the one holding unless it looks back ("found my old
+map from the Sheffield days").  The one holding last goes first -- by the
+search's time, so ``as_of`` answers as it would have then -- even when it is the
+only answer among those few: the memories ranked above it are then about someone
+else, or ask rather than tell.
 
 Only the order of those few memories changes; nothing joins or leaves the
 results.  A turn is compared by what the user said in it, embedded alone once
@@ -30,19 +31,18 @@ import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from memory_core.embeddings import from_blob
-from memory_core.extraction.discourse import statement
 from memory_core.retrieval import dense, ranking
 from memory_core.supersession.slots import (
     USER,
     first_sentence,
     looks_back,
     persons_named,
-    restates,
     said_by,
     said_in,
     speaker_subject,
     subject_asked,
     subjects_named,
+    tells,
 )
 from memory_core.traces.model import TURN_TAG, Trace
 
@@ -111,7 +111,7 @@ def first(
             or any(float(about[m].vector @ v) >= SAME_THING for v in close)
         )
     ]
-    if len(answering) < 2:
+    if not answering:
         return list(ranked)
     when = {memory_of[c.facts.seq]: c.facts.occurred_at for c in ranked}
     latest = _latest(sorted(answering, key=lambda m: when[m]), about)
@@ -124,13 +124,14 @@ def first(
 
 
 def _latest(answering: Sequence[str], said: dict[str, _Statement]) -> str:
-    """Of the answers, oldest first, the one holding last: each later one that gives
-    another value of what the one holding said replaces it; a look back ("found my
-    old map from the Sheffield days") or a remark that gives no value does not."""
+    """Of the answers, oldest first, the one holding last: each later one replaces the
+    one holding unless it looks back ("found my old map from the Sheffield days").
+    Whether a later answer gives another value is not asked of its words: a change
+    often names nothing new ("Kofi went out on his own"), and the answers are
+    already only statements about the subject asked of, close to the question."""
     holding = answering[0]
     for memory in answering[1:]:
-        new = said[memory].said
-        if not looks_back(new) and restates(new, said[holding].said):
+        if not looks_back(said[memory].said):
             holding = memory
     return holding
 
@@ -143,7 +144,9 @@ def _about(s: _Statement, asked: str, persons: set[str]) -> bool:
     subject = subjects_named(first_sentence(s.said), persons, s.speaker, guess_names=False)
     if asked == USER:  # the asker's own state: a statement about themselves
         return subject == speaker_subject(s.speaker)
-    return subject == asked or asked in s.said.lower()
+    # Named, or not read as anyone's in particular and naming them ("Survived the
+    # week; Kofi's van finally passed"): not someone else's ("Rachel's pal Morag").
+    return subject == asked or (subject == speaker_subject(s.speaker) and asked in s.said.lower())
 
 
 def _statements(
@@ -168,7 +171,7 @@ def _statements(
             turns[memory] = trace
         elif not memory.startswith("turn:") and (vector := _row(scores, trace.seq)) is not None:
             said = said_by(trace.content, _speaker(trace)).strip()
-            stated = _opens_on_statement(said)
+            stated = tells(said)
             out[memory] = _statement(said, _speaker(trace), vector, scores, stated)
     if not turns:
         return out
@@ -180,7 +183,7 @@ def _statements(
         said = said_in(turn.content).strip()
         # A turn states something when extraction drew a fact from it, or when one of
         # its sentences is a statement (not a question or a request).
-        stated = _opens_on_statement(said)
+        stated = tells(said)
         out[memory] = _statement(said, _speaker(turn), vector, scores, stated)
     return out
 
@@ -199,14 +202,6 @@ def _row(scores: dense.DenseScores, seq: int) -> npt.NDArray[np.float32] | None:
     """A trace's vector in the index the question was compared with."""
     row = scores.snapshot.row(seq)
     return None if row is None else scores.snapshot.matrix[row]
-
-
-def _opens_on_statement(said: str) -> bool:
-    """Whether what was said opens on a statement: news comes first ("Started
-    levothyroxine 50 mcg. Do I take it before breakfast?"); what opens on a
-    question or a request asks for something ("Any tips for keeping Dad busy?
-    He was used to his own place.")."""
-    return bool(said) and statement(first_sentence(said)) is not None
 
 
 def _speaker(trace: Trace) -> str | None:

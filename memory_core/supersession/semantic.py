@@ -34,10 +34,12 @@ from memory_core.supersession.chain import KnownSubjects, supersede
 from memory_core.supersession.slots import (
     attribute_asked,
     base_attribute,
+    looks_back,
     restates,
     said_in,
     subject_asked,
     subjects_named,
+    tells,
 )
 
 # Written examples of each attribute; "none" is talk that states no attribute.
@@ -239,13 +241,18 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
             topic = _topic(statement.slot)
             at = statement.occurred_at
             earlier = [r for r in rows if r.occurred_at < at]
-            older = [str(r.id) for r in earlier if _same_thing(vector, statement.said, topic, r)]
-            superseded += supersede(conn, older, statement.id, at=at)
+            if _replaces(statement.said):
+                older = [
+                    str(r.id) for r in earlier if _same_thing(vector, statement.said, topic, r)
+                ]
+                superseded += supersede(conn, older, statement.id, at=at)
             # Said after this one but known before it (turns arrive out of order): this
             # one held until the first of them that restates it.
             later = sorted((r for r in rows if r.occurred_at > at), key=lambda r: r.occurred_at)
             for r in later:
-                if _same_thing(vector, said_in(r.content), topic, r, after=statement.said):
+                if _replaces(said_in(r.content)) and _same_thing(
+                    vector, said_in(r.content), topic, r, after=statement.said
+                ):
                     supersede(conn, [statement.id], str(r.id), at=float(r.occurred_at))
                     break
     return superseded
@@ -319,6 +326,13 @@ def _same_thing(
     if after is not None:  # ``row`` is the later one: does it restate ``after``?
         return restates(said, after)
     return restates(new_said, said)
+
+
+def _replaces(said: str) -> bool:
+    """Whether a statement may replace an earlier value at all: it tells news (not a
+    question, a request or a remark) about how things are, not how they were ("found
+    my old shopify hoodie")."""
+    return tells(said) and not looks_back(said)
 
 
 def _topic(slot: str | None) -> str | None:

@@ -22,6 +22,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from memory_core.extraction.discourse import statement
 from memory_core.textutil import STOPWORDS
 
 USER = "user"
@@ -35,7 +36,8 @@ _RELATIONS = {
     "son": "son", "daughter": "daughter", "friend": "friend", "flatmate": "flatmate",
     "roommate": "flatmate", "housemate": "flatmate", "boss": "boss", "manager": "boss",
     "colleague": "colleague", "grandma": "grandma", "gran": "grandma", "nan": "grandma",
-    "grandmother": "grandma", "grandad": "grandad", "grandpa": "grandad",
+    "grandmother": "grandma", "nana": "grandma", "nanna": "grandma", "granny": "grandma",
+    "grandad": "grandad", "grandpa": "grandad",
     "grandfather": "grandad", "aunt": "aunt", "auntie": "aunt", "uncle": "uncle",
     "cousin": "cousin", "nephew": "nephew", "niece": "niece", "neighbour": "neighbour",
     "neighbor": "neighbour", "stepdad": "stepdad", "stepmum": "stepmum", "stepmom": "stepmum",
@@ -43,12 +45,22 @@ _RELATIONS = {
     "coworker": "colleague", "co-worker": "colleague", "teammate": "colleague",
     "classmate": "classmate", "landlord": "landlord", "landlady": "landlord",
     "kid": "child", "kids": "children", "children": "children", "parents": "parents",
+    # In-laws are relations of their own, not the parent or sibling the word starts with.
+    "mother-in-law": "mother-in-law", "father-in-law": "father-in-law",
+    "sister-in-law": "sister-in-law", "brother-in-law": "brother-in-law",
+    "son-in-law": "son-in-law", "daughter-in-law": "daughter-in-law",
 }  # fmt: skip
 _REL = "|".join(sorted(_RELATIONS, key=len, reverse=True))
 # "my (best|older|...) sister(,) Priya": the relation, then perhaps a name.
 _MY_RELATION = re.compile(
     rf"(?i:\b(?:my|our) (?:(?:best|older|younger|little|big|baby|eldest|oldest|youngest|twin|"
     rf"new|ex|step|elder|old|dear) )*({_REL})\b)(?:,? ([A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b)?",
+)
+# Someone's relation, named early: "Rachel's pal Morag ...", "Dad's friend ..." -- the
+# sentence is about the relation, not the one whose relation it is.
+_THEIR_RELATION = re.compile(
+    rf"^[A-Z][a-zé]+'s (?i:(?:best|older|younger|little|big|old|new) )?(?i:({_REL}))\b"
+    r"(?:,? ([A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b)?"
 )
 # A sentence opening on a relation word or a name: "Dad's ...", "Tom switched ...".
 _OPENING = re.compile(r"^([A-Z][a-zé]+)(?:'s\b|\s)")
@@ -257,6 +269,9 @@ def subjects_named(
     if (m := _MY_RELATION.search(sentence)) and m.start() <= _EARLY:
         name = m.group(2)
         return (name or _RELATIONS[m.group(1).lower()]).lower()
+    if m := _THEIR_RELATION.match(sentence.strip()):
+        name = m.group(2)
+        return (name or _RELATIONS[m.group(1).lower()]).lower()
     opening = _OPENING.match(sentence.strip())
     if opening:
         word = opening.group(1)
@@ -394,7 +409,8 @@ def asks_now(question: str) -> bool:
 # A look back: a statement about how things were, not how they are ("found my old
 # map from the Sheffield days", "back when he was rewiring flats").
 _LOOKING_BACK = _cue(
-    r"\b(?:used to|back when|back in the day|in those days|\w+ days\b(?=\s*[.!,;])"
+    r"\b(?:used to|back when|back in the day|in those days|(?:thinking|looking|think) back"
+    r"|\w+ days\b(?=\s*[.!,;])"
     r"|remember(?:ed|ing)?|nostalgi\w*|reminisc\w*|throwback|from when|once upon"
     r"|(?:my|our|his|her|their|the|\w+'s) old (?!enough\b)\w+"
     r"|(?:the|that) (?:day|week|month|year|time|summer) (?:i|we|he|she) (?:was|were|met|moved"
@@ -407,6 +423,23 @@ _LOOKING_BACK = _cue(
 def looks_back(statement: str) -> bool:
     """Whether a statement tells how things were rather than how they are."""
     return _LOOKING_BACK.search(statement.lower().replace("\u2019", "'")) is not None
+
+
+def tells(said: str) -> bool:
+    """Whether what was said opens on a statement: news comes first ("Started
+    levothyroxine 50 mcg. Do I take it before breakfast?"); what opens on a
+    question or a request asks for something ("Any tips for keeping Dad busy?
+    He was used to his own place."), and an exclamation of how things are ("Funny
+    how quiet Sundays are now") remarks on them rather than telling news."""
+    opening = first_sentence(said)
+    return bool(said) and statement(opening) is not None and not _REMARK.match(opening)
+
+
+# "Funny how ...", "Weird that ...": an exclamative remark.
+_REMARK = re.compile(
+    r"(?i)^(?:(?:it's|it is|so|how|isn't it)\s+)?(?:funny|weird|strange|crazy|amazing|wild|odd"
+    r"|mad|interesting|hilarious|incredible|bizarre|nuts|wonderful|sad|mental)\s+(?:how|that)\b"
+)
 
 
 def said_in(content: str) -> str:

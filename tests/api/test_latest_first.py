@@ -118,3 +118,44 @@ def test_questions_of_the_past_are_not_questions_of_now() -> None:
     assert not asks_now("Where was I living at that point?")
     assert not asks_now("What did I do for work in 2021?")
     assert not asks_now("What was my first job?")
+
+
+def test_news_of_someone_near_them_or_a_remark_after_the_change_does_not_answer(
+    client: TestClient, workers: Process
+) -> None:
+    _post(client, "My wife Rachel's doing nights on the cardiac ward at the Royal Infirmary.", T0)
+    _post(client, "Is a Ninja air fryer worth it over just using the oven?", T0 + 20 * DAY)
+    moved = _post(
+        client,
+        "Rachel took a post at St John's in Livingston, fifteen minutes from our house.",
+        T0 + 100 * DAY,
+    )
+    # After it: her friend's new job, a remark on it, other talk.
+    _post(
+        client,
+        "Rachel's pal Morag has just started on the stroke unit at the Western General.",
+        T0 + 120 * DAY,
+    )
+    _post(client, "Funny how much calmer the house is without the night shifts.", T0 + 130 * DAY)
+    _post(client, "Ideas for a 40th that isn't a party?", T0 + 140 * DAY)
+    workers.join()
+    assert _turn(_first(client, "Where does Rachel work now?")) == moved
+
+
+def test_the_only_statement_of_it_goes_ahead_of_talk_about_others(
+    client: TestClient, workers: Process
+) -> None:
+    _post(client, "Tax season as an accountant means cereal for dinner again.", T0)
+    _post(client, "What's a good stretching routine for someone who sits all day?", T0 + 9 * DAY)
+    yoga = _post(
+        client,
+        "Handed in my notice at the firm. I teach yoga for a living now, first class was Saturday.",
+        T0 + 200 * DAY,
+    )
+    _post(
+        client,
+        "My old colleague quit her job in accounting and works as a sommelier for a living now.",
+        T0 + 220 * DAY,
+    )
+    workers.join()
+    assert _turn(_first(client, "What do I do for a living now?")) == yoga
