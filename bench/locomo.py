@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import memory_core
+from bench import locomo_real
 from bench.locomo_report import format_report
 from bench.locomo_scoring import (
     QuestionResult,
@@ -118,6 +119,13 @@ CONFIGS: dict[str, SearchConfig] = {
 }
 # Always run, and the configuration every other one is compared with.
 BASELINE = "bm25"
+# The path a user takes (``--path real``): the defaults, but turns posted through the
+# API with extraction on and questions asked through the search it serves.  It is
+# compared with "default" too, the same defaults on turns added directly.
+REAL = SearchConfig(
+    "real", "turns posted through POST /v1/turns, extraction on; asked through GET /v1/search"
+)
+DIRECT = "default"
 
 
 @dataclass(frozen=True)
@@ -319,10 +327,31 @@ def embed_all(
     )
 
 
-def run_conversation(conv: Conversation, run: ConfigRun) -> None:
-    """Store one conversation in a fresh brain and ask all its questions; adds to ``run``."""
+def checked_questions(conv: Conversation, run: ConfigRun) -> list[Question]:
+    """The questions of ``conv`` with their evidence cut to the turns it has; those
+    whose evidence names none are skipped, and both are counted in ``run``."""
     stored = {str(t.metadata["dia_id"]) for t in conv.traces}
     run.no_evidence += conv.no_evidence
+    checked = []
+    for q in conv.questions:
+        evidence = tuple(e for e in q.evidence if e in stored)
+        if not evidence:
+            log.info("%s: skipped, no evidence turn among %s: %r", conv.name, q.evidence, q.text)
+            run.skipped += 1
+            continue
+        if len(evidence) < len(q.evidence):
+            log.info("%s: evidence %s partly unknown: %r", conv.name, q.evidence, q.text)
+            run.partial += 1
+        checked.append(Question(q.text, q.category, evidence, q.index))
+    return checked
+
+
+def run_conversation(conv: Conversation, run: ConfigRun) -> None:
+    """Store one conversation in a fresh brain and ask all its questions; adds to ``run``."""
+    questions = checked_questions(conv, run)
+    if run.config.name == REAL.name:
+        locomo_real.run_conversation(conv, questions, run, SEARCH_LIMIT)
+        return
     with tempfile.TemporaryDirectory(prefix=f"locomo-{conv.name}-") as tmp:
         settings = memory_core.load_settings(**run.config.settings)
         brain = memory_core.open_brain(settings, url=f"sqlite:///{tmp}/brain.sqlite")
@@ -336,19 +365,8 @@ def run_conversation(conv: Conversation, run: ConfigRun) -> None:
             embed_all(brain, settings, traces)
             run.ingest_seconds += time.perf_counter() - start
             start = time.perf_counter()
-            for q in conv.questions:
-                evidence = tuple(e for e in q.evidence if e in stored)
-                if not evidence:
-                    log.info(
-                        "%s: skipped, no evidence turn among %s: %r", conv.name, q.evidence, q.text
-                    )
-                    run.skipped += 1
-                    continue
-                if len(evidence) < len(q.evidence):
-                    log.info("%s: evidence %s partly unknown: %r", conv.name, q.evidence, q.text)
-                    run.partial += 1
-                checked = Question(q.text, q.category, evidence, q.index)
-                run.results.append(ask(brain, conv, checked, run.config, embedder))
+            for q in questions:
+                run.results.append(ask(brain, conv, q, run.config, embedder))
             run.search_seconds += time.perf_counter() - start
         finally:
             # Release the engine's file handles before the folder is removed.
@@ -435,15 +453,19 @@ def compare_with_baseline(runs: dict[str, ConfigRun]) -> dict[str, Any]:
 DEFAULT_CONFIGS = ("default",)
 
 
-def select_configs(requested: Sequence[str] | None) -> list[str]:
+def select_configs(requested: Sequence[str] | None, path: str = "direct") -> list[str]:
     """Config names to run: the baseline first, then those asked for.
 
     None asks for :data:`DEFAULT_CONFIGS` (those registered); "all" for every one.
+    The real path (``path="real"``) runs last, after the direct defaults it is
+    compared with.
     """
     if not requested:
         requested = [name for name in DEFAULT_CONFIGS if name in CONFIGS]
     elif "all" in requested:
         requested = list(CONFIGS)
+    if path == "real":
+        requested = [*requested, DIRECT, REAL.name]
     return list(dict.fromkeys([BASELINE, *requested]))
 
 
@@ -474,6 +496,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="NAMES",
         help="comma list of conversation file stems to run, e.g. 26,30 (default all)",
     )
+    parser.add_argument(
+        "--path",
+        choices=["direct", "real"],
+        default="direct",
+        help="direct: turns added through memory_core (default); real: also post them "
+        "through the API's turn path and ask through its search, compared with direct",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     return parser.parse_args(argv)
@@ -494,7 +523,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    runs = {n: run_config(CONFIGS[n], conversations) for n in select_configs(args.config)}
+    configs = {**CONFIGS, REAL.name: REAL}
+    runs = {
+        n: run_config(configs[n], conversations) for n in select_configs(args.config, args.path)
+    }
     report = {
         "benchmark": "locomo",
         "data": str(args.data),
@@ -503,6 +535,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "configs": {n: summarise(run) for n, run in runs.items()},
         "paired": compare_with_baseline(runs),
     }
+    if REAL.name in runs:
+        report["real_vs_direct"] = compare_results(runs[DIRECT].results, runs[REAL.name].results)
     report["elapsed_seconds"] = round(time.perf_counter() - start, 2)
     print(format_report(report))
     if args.json:

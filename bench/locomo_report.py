@@ -129,5 +129,8 @@ def format_report(report: dict[str, Any]) -> str:
     lines += _table(_extra_rows(summaries))
     lines.append("")
     lines += _paired_section(report["paired"])
+    if "real_vs_direct" in report:
+        lines += ["", "the real path vs direct adds (default), same questions:", ""]
+        lines += _table(_paired_rows({"configs": {"real": report["real_vs_direct"]}}), left=2)
     lines += ["", f"total run {report['elapsed_seconds']:.1f} s"]
     return "\n".join(lines)

@@ -281,14 +281,17 @@ def _write_turn(
 ) -> None:
     scope, scope_id = data["scope"], data["scope_id"]
     occurred = data.get("timestamp") or created_at
+    speaker = _user_speaker(data)
+    # The facts carry who said them, as the turn does: a search for what Ana said
+    # finds them by her name, in their words and in their metadata.
     meta = {
         "turn_id": turn_id,
         **({"conversation_id": c} if (c := data.get("conversation_id")) else {}),
+        **({"speaker": speaker} if speaker else {}),
     }
     metadata = {**data.get("metadata", {}), **meta}
     conversation = metadata.get("conversation_id")
     known = subjects.of(scope_id)
-    speaker = _user_speaker(data)
     turn_slots = supersession.slots_of(data["user"], known, speaker)
     episode = NewTrace(
         content=turn_text(data),
@@ -308,12 +311,14 @@ def _write_turn(
     subjects.add(scope_id, episode.slot)
     seen: set[str] = set()
     for fact in extraction.facts:
-        digest = content_hash(fact.content)
+        content = attributed(fact.content, speaker)
+        digest = content_hash(content)
         if digest in seen or fact_exists(conn, digest, scope, scope_id):
             report.duplicates_skipped += 1
             continue
         seen.add(digest)
         item = fact_trace(fact, scope, scope_id, turn_id, episode_id, occurred, meta)
+        item.content = content
         item.slot = _fact_slot(fact.content, turn_slots, known, speaker)
         fact_id = insert_trace(conn, brain, item, now)
         if item.slot is not None:
@@ -351,6 +356,14 @@ def _user_speaker(data: dict[str, Any]) -> str | None:
         if message.get("role") == "user" and message.get("name"):
             return str(message["name"])
     return None
+
+
+def attributed(content: str, speaker: str | None) -> str:
+    """A fact's words labelled with who said them: "User: ..." becomes "Ana: ..." when
+    the turn names its user."""
+    if speaker and content.startswith("User: "):
+        return f"{speaker}: {content.removeprefix('User: ')}"
+    return content
 
 
 def _fact_slot(

@@ -470,9 +470,24 @@ def restates(new: str, old: str) -> bool:
     today") is not an update."""
     if changes(new):
         return True
-    theirs = {w.lower() for w in _SPECIFIC.findall(old) if w != "I"}
-    ours = {w.lower() for w in _SPECIFIC.findall(new) if w != "I"}
+    theirs, ours = _specifics(old), _specifics(new)
     return bool(theirs) and bool(ours) and not ours <= theirs
+
+
+def _specifics(statement: str) -> set[str]:
+    """The specifics a statement names (capitalised words, numbers), leaving out what
+    names no value: "I" and its contractions, the one spoken to ("Thanks, Ben!"),
+    and the day a fact was stamped with when it was told ("(as of 1 March 2023)")."""
+    text = _VOCATIVE.sub(" ", _STAMP.sub("", statement))
+    return {w.lower() for w in _SPECIFIC.findall(text) if not _I.fullmatch(w)}
+
+
+_I = re.compile(r"I(?:'[a-z]+)?")
+_STAMP = re.compile(r" \(as of [^)]*\)")
+_VOCATIVE = re.compile(
+    r"(?i:\b(?:thanks|thank you|hey|hi|hello|cheers|wow|yeah|yes|oh|aw+|congrats"
+    r"|congratulations|sorry|love you|miss you|good luck|bye|see ya)),?\s+[A-Z][a-z]+\b"
+)
 
 
 # Attributes holding one value at a time: any change of them replaces the value.

@@ -146,3 +146,92 @@ def test_a_statement_posted_late_takes_its_place_in_time(
     assert hits[last]["current"] is True
     assert "York" in hits[first]["superseded_by"]["content"]
     assert "Bristol" in hits[between]["superseded_by"]["content"]
+
+
+# Two friends catching up: news, thanks, hopes and plans, none of them changing
+# anything said before (a goal, then a walk in the neighbourhood, is not a move).
+CHAT = [
+    (
+        "Ana",
+        "The stories people told at the poetry night were so inspiring! I was so happy to"
+        " be somewhere I felt accepted, and it made me want to get more involved.",
+    ),
+    (
+        "Ben",
+        "That sounds amazing, Ana. I spent the weekend fixing the shed roof with the kids.",
+    ),
+    (
+        "Ana",
+        "Thanks, Ben! My goal is to give kids a loving home. I'm truly grateful for all "
+        "the support I've had along the way.",
+    ),
+    (
+        "Ben",
+        "You'd be a wonderful parent. We took the kids to the lake on Sunday and they "
+        "swam all day.",
+    ),
+    (
+        "Ana",
+        "I loved 'Braiding Sweetgrass' by Robin Wall Kimmerer. It's a real inspiration to"
+        " me and made me want to look after the world around me.",
+    ),
+    ("Ben", "Here's a photo of the sunset we painted together at the lake."),
+    (
+        "Ana",
+        "That photo is stunning! So glad you bonded over your love of nature. Last Friday"
+        " I went to a council meeting about the new adoption support scheme.",
+    ),
+    (
+        "Ana",
+        "Hi Ben! Hope you're doing good. Guess what I did this week? I took the first "
+        "step and sent my application to two adoption agencies!",
+    ),
+    ("Ben", "Congratulations! The kids made you a card at pottery class."),
+    (
+        "Ana",
+        "Woohoo! I passed the adoption agency interviews last Friday. This is a big move "
+        "towards my goal of having a family.",
+    ),
+    (
+        "Ana",
+        "I was out walking in my neighbourhood when I came across this cool mural. It "
+        "reminded me why I love living here.",
+    ),
+    ("Ana", "Thanks, Ben. My dream is to create a safe and loving home for kids who need one."),
+    (
+        "Ana",
+        "I'm keen on counselling or working in mental health. I'd love to support people "
+        "going through what I went through.",
+    ),
+    (
+        "Ana",
+        "Lately I've been looking into counselling and mental health as a career. I want "
+        "to help people who need it.",
+    ),
+    (
+        "Ana",
+        "Last weekend I joined a mentorship programme for LGBTQ youth. It's really "
+        "rewarding to help the young folks out.",
+    ),
+]
+
+
+def test_friends_catching_up_supersede_nothing(client: TestClient, workers: Process) -> None:
+    for k, (speaker, said) in enumerate(CHAT):
+        r = client.post(
+            "/v1/turns",
+            json={
+                "messages": [{"role": "user", "content": said, "name": speaker}],
+                "scope": "user",
+                "scope_id": "ana",
+                "conversation_id": "catch-up",
+                "timestamp": T0 + k * 600,
+            },
+        )
+        assert r.status_code == 202, r.text
+    workers.join()
+    r = client.get("/v1/memories", params={"scope_id": "ana", "limit": 100})
+    assert r.status_code == 200, r.text
+    memories = r.json()["memories"]
+    assert len(memories) >= len(CHAT)
+    assert [m["content"] for m in memories if m["superseded_by"] is not None] == []
