@@ -27,7 +27,7 @@ from memory_core import supersession
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.extraction.base import Extraction, Fact
 from memory_core.textutil import content_hash
-from memory_core.traces.model import KNOWN_SQL, TURN_TAG, NewTrace, check_content
+from memory_core.traces.model import FACT_TAG, KNOWN_SQL, TURN_TAG, NewTrace, check_content
 from memory_core.traces.store import insert_trace
 
 log = logging.getLogger(__name__)
@@ -420,7 +420,7 @@ def fact_trace(
         type=CATEGORY_TYPES.get(fact.category, "semantic"),
         scope=scope,
         scope_id=scope_id,
-        tags=[fact.category, "auto_ingest"],
+        tags=[fact.category, FACT_TAG],
         importance=min(max(fact.importance, 0.0), 1.0),
         metadata={**meta, "category": fact.category, "entities": fact.entities},
         sources=[{"turn": turn_id}, {"trace": episode_id}],
@@ -448,7 +448,7 @@ def imported_fact(fact: Fact, episode: NewTrace, episode_id: str) -> NewTrace:
         type=CATEGORY_TYPES.get(fact.category, "semantic"),
         scope=episode.scope,
         scope_id=episode.scope_id,
-        tags=[fact.category, "auto_ingest"],
+        tags=[fact.category, FACT_TAG],
         importance=min(max(fact.importance, 0.0), 1.0),
         metadata={**origin, "category": fact.category, "entities": fact.entities},
         sources=[{"trace": episode_id}],

@@ -197,6 +197,14 @@ class Settings(BaseSettings):
         description="Score factor of a statement a later one of the same thing superseded "
         "(by the search's time); 1: ranked as if current.",
     )
+    search_fact_factor: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description="Score factor of a fact drawn from a turn: it stands for its turn, and "
+        "its few words match more easily than the turn's, so it goes ahead of other turns "
+        "only when it matches clearly better; 1: ranked by its words alone.",
+    )
     search_asked_boost: float = Field(
         0.5,
         ge=0,

@@ -109,13 +109,22 @@ _FEMALE = frozenset(
 _NOT_NAMES = frozenset(
     [m.capitalize() for m in MONTHS] + [d.capitalize() for d in WEEKDAYS] + ["I", "OK", "Ok"]
 )
+# "Jon, ...": a capitalised word set off by a comma at the opening.
+_VOCATIVE = re.compile(r"^([A-Z][a-z]{1,14}),\s+(?=[a-z]|I\b)")
+_NOT_VOCATIVES = frozenset(
+    """yesterday today tonight tomorrow now then later earlier recently lately sometimes
+    overall instead afterwards anyway besides meanwhile otherwise however therefore also
+    plus first second third next last finally again still yes yeah no nope okay ok well
+    so oh wow man dude guys look listen see right sure true alright please sadly""".split()
+)
+_APPOSITIVE_WORDS = 4  # a comma this soon after the opening name sets off an appositive
 _PLACE_PREPOSITIONS = frozenset("in at to from into near around through via".split())
 _LOOK_BACK = 3  # sentences searched for who a pronoun means
 
 
 def statement(sentence: str) -> str | None:
     """The sentence as a statement without greetings and markers, or None if it is not one."""
-    text = DISCOURSE_MARKER.sub("", _GREETING.sub("", sentence)).strip()
+    text = _without_vocative(DISCOURSE_MARKER.sub("", _GREETING.sub("", sentence)).strip())
     last = text.rsplit(maxsplit=1)[-1].strip(".!?").lower() if text else ""
     if last in _TRAILING_MARKERS:
         text = _TRAILING_MARKER.sub("", text)
@@ -129,6 +138,25 @@ def statement(sentence: str) -> str | None:
     if _INTERROGATIVE.match(text) and not text.endswith("."):
         return None
     return text[0].upper() + text[1:]
+
+
+def _without_vocative(text: str) -> str:
+    """The sentence without the name of the one spoken to opening it ("Jon, my store
+    has been a roller coaster" says "my store has been a roller coaster").  An
+    opening word that is a time ("Yesterday, ..."), an adverb ("Honestly, ...") or a
+    subject set off by an appositive ("Sarah, my sister, moved") stays."""
+    m = _VOCATIVE.match(text)
+    if m is None:
+        return text
+    word, rest = m.group(1), text[m.end() :]
+    if (
+        word in _NOT_NAMES
+        or word.lower() in _NOT_VOCATIVES
+        or word.endswith("ly")
+        or "," in " ".join(rest.split()[:_APPOSITIVE_WORDS])
+    ):
+        return text
+    return rest
 
 
 def is_fragment(sentence: str) -> bool:

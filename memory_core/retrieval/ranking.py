@@ -22,6 +22,7 @@ from memory_core.settings import Settings
 from memory_core.textutil import words
 from memory_core.timeref import Period
 from memory_core.traces.decay import DAY, effective_strength
+from memory_core.traces.model import FACT_TAG
 
 
 class Facts(NamedTuple):
@@ -37,6 +38,7 @@ class Facts(NamedTuple):
     speaker: str | None
     valid_until: float | None  # when a later statement superseded it
     slot: str | None  # what it states a value of ("user/residence")
+    fact: bool  # a fact drawn from a turn (or an imported exchange)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Facts:
@@ -48,7 +50,8 @@ class Facts(NamedTuple):
 FACT_COLUMNS = (
     "t.seq, t.occurred_at, t.importance, t.strength, t.stability, t.last_accessed, "
     "t.retrieval_count, CASE WHEN json_type(t.metadata, '$.speaker') = 'text' "
-    "THEN nullif(trim(json_extract(t.metadata, '$.speaker')), '') END, t.valid_until, t.slot"
+    "THEN nullif(trim(json_extract(t.metadata, '$.speaker')), '') END, t.valid_until, t.slot, "
+    f"t.tags LIKE '%\"{FACT_TAG}\"%'"
 )
 
 
@@ -134,6 +137,7 @@ class Adjustments:
     recency_half_life_days: float
     importance_weight: float
     superseded_factor: float
+    fact_factor: float
     asked_boost: float
     decay_base_days: float
     decay_growth: float
@@ -150,6 +154,7 @@ class Adjustments:
             recency_half_life_days=s.search_recency_half_life_days,
             importance_weight=s.search_importance_weight,
             superseded_factor=s.search_superseded_factor,
+            fact_factor=s.search_fact_factor,
             asked_boost=s.search_asked_boost,
             decay_base_days=s.decay_base_stability_days,
             decay_growth=s.decay_stability_growth,
@@ -198,6 +203,8 @@ def adjust(
             factors["superseded"] = adj.superseded_factor
         elif t.seq in asked and adj.asked_boost > 0:
             factors["asked"] = 1.0 + adj.asked_boost
+        if t.fact and adj.fact_factor < 1.0:
+            factors["fact"] = adj.fact_factor
         c.factors = factors
 
 

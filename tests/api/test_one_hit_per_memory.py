@@ -64,3 +64,17 @@ def test_limit_counts_memories_not_rows(client: TestClient, workers: Process) ->
         headers={"X-Reverie-User": "ana"},
     ).json()["results"]
     assert len(tool) == 2 and all("attached" in h for h in tool)
+
+
+def test_a_fact_stands_for_its_turn_at_a_discount(client: TestClient, workers: Process) -> None:
+    """A fact's few words match more easily than a whole turn's: it ranks at the fact
+    factor of its own score, so it goes ahead of other turns only when clearly better."""
+    _post_all(client, workers)
+    r = client.get("/v1/search", params={"q": "Marta vegan Porto", "scope_id": "ana"})
+    hits = r.json()["results"]
+    assert any("auto_ingest" in h["tags"] for h in hits)  # facts are among the hits
+    for h in hits:
+        if "auto_ingest" in h["tags"]:
+            assert h["adjustments"]["fact"] == 0.7
+        else:
+            assert "fact" not in h["adjustments"]

@@ -56,6 +56,14 @@ def test_two_plain_sentences_become_two_facts() -> None:
     assert facts == ["User: I work at Acme Corp in Leeds.", "User: My sister Anna lives in Porto."]
 
 
+def test_the_name_of_the_one_spoken_to_is_not_part_of_the_fact() -> None:
+    fact = one("Jon, my online clothing store has been open a month and sales are growing.")
+    assert fact == "User: My online clothing store has been open a month and sales are growing."
+    # A name set off by an appositive is the subject; so is a place before its country.
+    assert "Sarah, my sister, moved to Leeds" in one("Sarah, my sister, moved to Leeds in 2021.")
+    assert "Paris, France" in one("Paris, France was our honeymoon in 2019.")
+
+
 # ---------------------------------------------------------------------- dates
 
 
