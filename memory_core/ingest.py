@@ -318,7 +318,6 @@ def _write_turn(
             continue
         seen.add(digest)
         item = fact_trace(fact, scope, scope_id, turn_id, episode_id, occurred, meta)
-        item.content = content
         item.slot = _fact_slot(fact.content, turn_slots, known, speaker)
         fact_id = insert_trace(conn, brain, item, now)
         if item.slot is not None:
@@ -414,9 +413,10 @@ def fact_trace(
     occurred: float,
     meta: dict[str, Any],
 ) -> NewTrace:
-    check_content(fact.content, "fact content")
+    content = attributed(fact.content, meta.get("speaker"))
+    check_content(content, "fact content")
     return NewTrace(
-        content=fact.content,
+        content=content,
         type=CATEGORY_TYPES.get(fact.category, "semantic"),
         scope=scope,
         scope_id=scope_id,

@@ -48,10 +48,12 @@ def test_a_message_list_is_ingested_with_each_speaker_kept(
         "Tool: I prefer tabs over spaces.",
     ]
     facts = [r.content for r in rows if '"turn"' not in r.tags]
-    assert any("penicillin" in f for f in facts)  # the user's words are mined
+    # The user's words are mined, as said by the one who said them.
+    assert "Ana: I am allergic to penicillin." in facts
     assert not any("dark mode" in f or "tabs" in f for f in facts)  # system, tool: never
     hits = client.get("/v1/search", params={"q": "penicillin", "scope_id": "ana"}).json()
     assert hits["results"]
+    assert all(h["metadata"]["speaker"] == "Ana" for h in hits["results"])
 
 
 @pytest.mark.parametrize(
