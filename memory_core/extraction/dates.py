@@ -75,12 +75,13 @@ _BARE_MONTH = re.compile(
     rf"(?:(?P<part>early|late|mid|the end of|the start of|the beginning of)[\s-]+)?"
     rf"(?P<month>{_MONTH})\b(?!\s*,?\s*\d)"
 )
-# "Tues.", "31 Jan": capitalised abbreviations; the period stays only where it ends a sentence.
+# "Tues.", "31 Jan": capitalised abbreviations; the period stays only where it ends a
+# sentence (not before a lower-case word, a number or a comma: "Aug., 3 nights").
 _SHORT_MONTH = re.compile(
-    r"\b(Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b(\.)?(?=(\s+[a-z0-9])?)"
+    r"\b(Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b(\.)?(?=(\s+[a-z0-9]|\s*[,;:])?)"
 )
 _SHORT_WEEKDAY = re.compile(
-    r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)(\.)(?=(\s+[a-z0-9])?)"
+    r"\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)(\.)(?=(\s+[a-z0-9]|\s*[,;:])?)"
 )
 _FULL = {name[:3]: name.capitalize() for name in (*MONTHS, *WEEKDAYS)}
 _TOKEN = re.compile(r"[a-z]+|\d+(?:st|nd|rd|th)\b")
@@ -96,6 +97,10 @@ _TIME_WORDS = frozenset(
     """.split(),
     ]
 )
+# Before a phrase, these make it a noun of its own rather than a time from now.
+_DETERMINERS = frozenset("my your his her our their its the this that every".split())
+# What follows a time that is the sentence's subject: "Next weekend is ...".
+_AS_SUBJECT = (" is ", " was ", " will be ", " has been ", " should be ", " would be ")
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 
 
@@ -110,7 +115,15 @@ def resolve_times(sentence: str, today: date) -> tuple[str, bool]:
     edits: list[tuple[int, int, str]] = []
     for m in _PHRASE.finditer(low):
         before = _previous_word(low, m.start())
-        bare = before in _PREPOSITIONS or low.startswith("'s", m.end())  # "today's news"
+        if before in _DETERMINERS:  # "my last week at the bank", "the next day": no time
+            continue
+        # After a preposition, before "'s" ("today's news"), or the subject of the
+        # sentence ("Next weekend is our anniversary"): the date alone, without "on".
+        bare = (
+            before in _PREPOSITIONS
+            or low.startswith("'s", m.end())
+            or (m.start() == 0 and low.startswith(_AS_SUBJECT, m.end()))
+        )
         try:
             written = _resolve(m, today, _looks_back(before, past), bare)
         except (OverflowError, ValueError):  # a date outside what datetime can hold

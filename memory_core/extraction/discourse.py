@@ -71,12 +71,13 @@ _SHORTHAND = (
     (re.compile(r"\bappt\b", re.IGNORECASE), "appointment"),
     (re.compile(r"\bw/o\b", re.IGNORECASE), "without"),
     (re.compile(r"\bw/(?=\s)", re.IGNORECASE), "with"),
-    (re.compile(r"\b(?:tmrw|tmr|tmrrw)\b", re.IGNORECASE), "tomorrow"),
+    # Shorthand and the usual misspellings: "tmrw", "tommorow", "tomorow".
+    (re.compile(r"\b(?:tmrw|tmr|tmrrw|tom+or+ow)\b", re.IGNORECASE), "tomorrow"),
     (re.compile(r"\bb/c\b", re.IGNORECASE), "because"),
     (re.compile(r"\bbday\b", re.IGNORECASE), "birthday"),
 )
 
-_ANY_SHORTHAND = re.compile(r"\d\s*y\.?\s?o\b|yrs|hrs|mins|wks|appt|w/|tmr|b/c|bday")
+_ANY_SHORTHAND = re.compile(r"\d\s*y\.?\s?o\b|yrs|hrs|mins|wks|appt|w/|tmr|tom+or+ow|b/c|bday")
 
 # Who "he" and "she" may stand for, in the order a reader looks: a titled name,
 # a named relation ("my sister Marta", "our cat Miso"), "her name's Pickle",

@@ -51,6 +51,11 @@ def test_abbreviations_before_lower_case_words_and_numbers_stay_in_their_sentenc
     )
 
 
+def test_an_abbreviated_month_before_a_comma_loses_its_period() -> None:
+    fact = one("Booked the Mt. Rainier trip for Aug., 3 nights in a cabin near Ashford.")
+    assert "trip for August, 3 nights in a cabin" in fact
+
+
 def test_two_plain_sentences_become_two_facts() -> None:
     facts = contents("I work at Acme Corp in Leeds. My sister Anna lives in Porto.", when=None)
     assert facts == ["User: I work at Acme Corp in Leeds.", "User: My sister Anna lives in Porto."]
@@ -73,6 +78,15 @@ def test_yesterday_becomes_the_date_before_the_turn() -> None:
     assert "yesterday" not in fact.lower()
 
 
+def test_a_time_that_is_the_subject_is_written_without_on() -> None:
+    assert one("Tomorrow is my daughter's first day at school.").startswith(
+        "User: 9 May 2023 is my daughter's first day"
+    )
+    assert one("Last week was my last week at the bank.").startswith(
+        "User: The week of 1 May 2023 was my last week at the bank"
+    )
+
+
 def test_next_friday_from_a_monday_is_that_weeks_friday() -> None:
     fact = one("My dentist appointment is next Friday.")
     assert "12 May 2023" in fact
@@ -85,6 +99,7 @@ def test_next_friday_from_a_monday_is_that_weeks_friday() -> None:
         ("I have a physio session on Thursday.", "11 May 2023"),  # ahead: the coming one
         ("I had a physio session on Thursday.", "4 May 2023"),  # past: the one before
         ("I'm seeing Dr. Okafor tomorrow.", "9 May 2023"),
+        ("Tommorow morning I'm getting my wisdom teeth out at 8 a.m.", "9 May 2023"),
         ("Mum had her hip replacement the day before yesterday.", "6 May 2023"),
         ("I quit smoking 3 days ago.", "5 May 2023"),
         ("My exams start in two weeks.", "22 May 2023"),
