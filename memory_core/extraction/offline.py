@@ -93,6 +93,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "goal",
         _any(
             r"\b(?:want|wanna|plan|planning|trying|hoping|hope|intend|aim|aiming) to\b",
+            r"\b(?:i'?m|i am|we'?re|we are) planning\b",
             r"\b(?:decided|deciding|determined|going) to\b",
             r"\b(?:i'?d|would) (?:like|love) to\b",
             r"\bmy (?:\w+ )?(?:goal|aim|plan|dream|resolution)\b",
@@ -163,7 +164,12 @@ _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|our|ours|us)\b")
 _POSSESSION = re.compile(r"\b(?:my|our)\s+\w")
 _PERFECT = re.compile(r"\b(?:i|we)(?:'ve|\s+have)\s+(?:\w+\s+)?(?:been|\w+ed|\w+en|read|got)\b")
 # Where a main clause ends: "Starting The Silmarillion next, though Tomás says I'll hate it."
-_SUBORDINATE = re.compile(r",?\s+(?:though|although|but|because|so|since|while|whereas)\s")
+# "so" joins clauses after a comma or before a subject ("..., so she's on drops", "so
+# we left"); elsewhere it intensifies ("so stressed about the kitchen").
+_SUBORDINATE = re.compile(
+    r",?\s+(?:though|although|but|because|since|while|whereas)\s|,\s+so\s"
+    r"|\s+so\s+(?=(?:i|we|he|she|they|it|you|that|there)\b)"
+)
 # An absolute time of its own: a year, a month ("since 2019", "in May").
 _ABSOLUTE_TIME = re.compile(
     r"\b(?:1[89]\d\d|2\d\d\d|january|february|march|april|may|june|july|august|september"

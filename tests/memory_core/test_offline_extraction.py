@@ -56,6 +56,12 @@ def test_an_abbreviated_month_before_a_comma_loses_its_period() -> None:
     assert "trip for August, 3 nights in a cabin" in fact
 
 
+def test_so_that_intensifies_does_not_cut_the_sentence_short() -> None:
+    fact = one("I've been so stressed about the kitchen renovation, the builders never turn up.")
+    assert "kitchen renovation" in fact
+    assert "courgettes" in one("I'm planning potatoes, runner beans and way too many courgettes.")
+
+
 def test_two_plain_sentences_become_two_facts() -> None:
     facts = contents("I work at Acme Corp in Leeds. My sister Anna lives in Porto.", when=None)
     assert facts == ["User: I work at Acme Corp in Leeds.", "User: My sister Anna lives in Porto."]
