@@ -45,6 +45,10 @@ _REQUEST = re.compile(
     r"|suggest|recommend|list|write|describe|summari[sz]e|translate|let me know)\b",
     re.IGNORECASE,
 )
+# "Please remind me ...": the request is for something to be kept, so it is kept.
+_POLITE_REMINDER = re.compile(
+    r"^(?:please|pls|plz)\s+(?=remind me\b|don'?t let me forget\b)", re.IGNORECASE
+)
 _HYPOTHETICAL = re.compile(
     r"^(?:if\b.*\b(?:could|would|'d|were)\b|what if\b|imagine\b|i wish\b)", re.IGNORECASE
 )
@@ -126,6 +130,7 @@ _LOOK_BACK = 3  # sentences searched for who a pronoun means
 def statement(sentence: str) -> str | None:
     """The sentence as a statement without greetings and markers, or None if it is not one."""
     text = _without_vocative(DISCOURSE_MARKER.sub("", _GREETING.sub("", sentence)).strip())
+    text = _POLITE_REMINDER.sub("", text)  # a reminder asked for is the user's to keep
     last = text.rsplit(maxsplit=1)[-1].strip(".!?").lower() if text else ""
     if last in _TRAILING_MARKERS:
         text = _TRAILING_MARKER.sub("", text)

@@ -62,6 +62,13 @@ def test_so_that_intensifies_does_not_cut_the_sentence_short() -> None:
     assert "courgettes" in one("I'm planning potatoes, runner beans and way too many courgettes.")
 
 
+def test_a_reminder_asked_for_politely_is_kept() -> None:
+    assert one("Pls remind me no solid food till Saturday.") == (
+        "User: Remind me no solid food till 13 May 2023."
+    )
+    assert contents("Please help me write a toast for the wedding.") == []
+
+
 def test_two_plain_sentences_become_two_facts() -> None:
     facts = contents("I work at Acme Corp in Leeds. My sister Anna lives in Porto.", when=None)
     assert facts == ["User: I work at Acme Corp in Leeds.", "User: My sister Anna lives in Porto."]
