@@ -85,6 +85,7 @@ memory_traces = Table(
     Index("ix_traces_scope", "scope", "scope_id"),
     Index("ix_traces_scope_id", "scope_id"),
     Index("ix_traces_stream", "stream", "seq"),
+    Index("ix_traces_stream_said", "stream", "occurred_at", "seq"),
     Index("ix_traces_type", "type"),
     Index("ix_traces_hash", "content_hash", "scope", "scope_id"),
     Index("ix_traces_occurred", "occurred_at"),

@@ -67,11 +67,27 @@ _INSERT_SQL = (
     "slot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1, ?, ?, ?, ?, ?)"
 )
 _FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) VALUES (?, ?, ?, ?)"
-# The turn a new one follows: the stream's last one still active (a deleted
-# turn's words must not come back as the next one's context).
+# The turn a new one follows: the stream's last one said and still active (a
+# deleted turn's words must not come back as the next one's context).
 _LAST_IN_STREAM_SQL = (
+    "SELECT seq, content, occurred_at FROM memory_traces WHERE stream = ? AND deleted = 0 "
+    "ORDER BY occurred_at DESC, seq DESC LIMIT 1"
+)
+# A turn said before the stream's last one (posted late, or concurrently) goes
+# between the turns it was said between: it follows the last said at or before it,
+# and the first said after it follows it.
+_SAID_BEFORE_SQL = (
     "SELECT seq, content FROM memory_traces WHERE stream = ? AND deleted = 0 "
-    "ORDER BY seq DESC LIMIT 1"
+    "AND occurred_at <= ? ORDER BY occurred_at DESC, seq DESC LIMIT 1"
+)
+_SAID_AFTER_SQL = (
+    "SELECT seq, content, tags, context FROM memory_traces WHERE stream = ? AND deleted = 0 "
+    "AND occurred_at > ? ORDER BY occurred_at, seq LIMIT 1"
+)
+_RELINK_SQL = "UPDATE memory_traces SET prev_seq = ?, context = ? WHERE seq = ?"
+_FTS_DELETE_SQL = (
+    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, content, tags, context) "
+    "VALUES ('delete', ?, ?, ?, ?)"
 )
 
 
@@ -86,11 +102,17 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
     tags_json = dumps(list(item.tags))
     with raw_cursor(conn) as cursor:
         try:
-            prev_seq, context = None, ""
+            occurred = item.occurred_at if item.occurred_at is not None else now
+            prev_seq, context, follower = None, "", None
             if item.stream is not None:
                 last = cursor.execute(_LAST_IN_STREAM_SQL, (item.stream,)).fetchone()
-                if last is not None:
-                    prev_seq, context = last
+                if last is not None and last[2] <= occurred:
+                    prev_seq, context = last[0], last[1]
+                elif last is not None:
+                    before = cursor.execute(_SAID_BEFORE_SQL, (item.stream, occurred)).fetchone()
+                    if before is not None:
+                        prev_seq, context = before
+                    follower = cursor.execute(_SAID_AFTER_SQL, (item.stream, occurred)).fetchone()
             cursor.execute(
                 _INSERT_SQL,
                 (
@@ -105,7 +127,7 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
                     item.importance,
                     now,
                     now,
-                    item.occurred_at if item.occurred_at is not None else now,
+                    occurred,
                     dumps(item.metadata),
                     dumps(item.sources),
                     item.stream,
@@ -117,6 +139,15 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
             )
             seq = cursor.lastrowid
             cursor.execute(_FTS_INSERT_SQL, (seq, item.content, tags_json, context))
+            if follower is not None:  # the turn said next now follows this one
+                after_seq, after_content, after_tags, after_context = follower
+                cursor.execute(_RELINK_SQL, (seq, item.content, after_seq))
+                cursor.execute(
+                    _FTS_DELETE_SQL, (after_seq, after_content, after_tags, after_context)
+                )
+                cursor.execute(
+                    _FTS_INSERT_SQL, (after_seq, after_content, after_tags, item.content)
+                )
         except sqlite3.IntegrityError as e:
             raise Conflict(f"trace id {trace_id} already exists") from e
     return trace_id

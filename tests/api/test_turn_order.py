@@ -7,6 +7,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 
 import memory_core as mc
+from memory_core.brain.schema import FTS_TABLE
 from reverie.compose import Process
 
 
@@ -57,3 +58,38 @@ def _assert_each_follows_the_one_before(settings: mc.Settings, posted: list[str]
     assert by_turn[posted[0]][1] is None
     contexts = {turn_id: context for _, _, turn_id, context in episodes}
     assert contexts[posted[57]].startswith("User: Message number 56 of the story.")
+
+
+def test_a_turn_posted_late_goes_between_the_turns_it_was_said_between(
+    client: TestClient, workers: Process, api_settings: mc.Settings
+) -> None:
+    """Turns of one conversation posted out of order (concurrent clients, a late
+    retry), each ingested before the next arrives: each follows the turn said before
+    it, and the turn said after it follows it."""
+    said_at = {0: 1_700_000_000, 1: 1_700_000_060, 2: 1_700_000_120, 3: 1_700_000_180}
+    turn_of = {}
+    for k in (2, 0, 3, 1):  # the order they arrive in
+        r = client.post(
+            "/v1/turns",
+            json={
+                "user": f"Message number {k} of the story.",
+                "assistant": f"Reply {k}.",
+                "scope": "user",
+                "scope_id": "ana",
+                "conversation_id": "story",
+                "timestamp": said_at[k],
+            },
+        )
+        assert r.status_code == 202, r.text
+        turn_of[k] = r.json()["turn_id"]
+        workers.join()
+    episodes = _episodes_in_stream_order(mc.open_brain(api_settings))
+    by_turn = {turn_id: (seq, prev, context) for seq, prev, turn_id, context in episodes}
+    assert by_turn[turn_of[0]][1] is None
+    for k in (1, 2, 3):
+        _, prev, context = by_turn[turn_of[k]]
+        assert prev == by_turn[turn_of[k - 1]][0], f"turn {k} follows another"
+        assert context.startswith(f"User: Message number {k - 1} of the story.")
+    # The full-text index holds each turn's new context: it matches the traces it indexes.
+    with mc.open_brain(api_settings).transaction() as conn:
+        conn.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('integrity-check')"))
