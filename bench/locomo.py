@@ -40,7 +40,7 @@ from bench.locomo_report import format_report
 from bench.locomo_scoring import (
     QuestionResult,
     compare_results,
-    score_question,
+    scored,
     summarise_group,
 )
 from bench.stats import BOOTSTRAP_CONFIDENCE, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, percentile
@@ -275,16 +275,7 @@ def ask(
     )
     latency_ms = (time.perf_counter() - start) * 1000.0
     hit_ids = [str(h.trace.metadata.get("dia_id")) for h in response.results]
-    return QuestionResult(
-        conversation=conv.name,
-        question=question.index,
-        category=question.category,
-        evidence=question.evidence,
-        latency_ms=latency_ms,
-        mode=response.mode,
-        n_results=len(hit_ids),
-        **score_question(hit_ids, question.evidence),
-    )
+    return scored(conv.name, question, hit_ids, latency_ms, response.mode)
 
 
 _vectors: dict[tuple[str, str], Any] = {}  # (model, text) -> vector, across configs

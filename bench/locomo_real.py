@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi.testclient import TestClient
 
 import memory_core as mc
-from bench.locomo_scoring import QuestionResult, score_question
+from bench.locomo_scoring import QuestionResult, scored
 from reverie import compose
 
 if TYPE_CHECKING:
@@ -62,17 +62,8 @@ def ask(
     latency_ms = (time.perf_counter() - start) * 1000.0
     r.raise_for_status()
     body: dict[str, Any] = r.json()
-    hit_ids = [dia_of.get(str(h.get("metadata", {}).get("turn_id")), "") for h in body["results"]]
-    return QuestionResult(
-        conversation=conv.name,
-        question=question.index,
-        category=question.category,
-        evidence=question.evidence,
-        latency_ms=latency_ms,
-        mode=str(body.get("mode", "natural")),
-        n_results=len(hit_ids),
-        **score_question(hit_ids, question.evidence),
-    )
+    hit_ids = [dia_of.get(str(h["metadata"].get("turn_id")), "") for h in body["results"]]
+    return scored(conv.name, question, hit_ids, latency_ms, str(body["mode"]))
 
 
 def run_conversation(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from bench.stats import bootstrap_mean
 
@@ -31,6 +31,38 @@ class QuestionResult:
     latency_ms: float
     mode: str
     n_results: int
+
+
+class Asked(Protocol):
+    """What scoring reads of a question."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def category(self) -> int: ...
+    @property
+    def evidence(self) -> tuple[str, ...]: ...
+
+
+def scored(
+    conversation: str,
+    question: Asked,
+    hit_ids: Sequence[str],
+    latency_ms: float,
+    mode: str,
+) -> QuestionResult:
+    """How search did on ``question`` (its ``index``, ``category`` and ``evidence``),
+    given the dia_ids of its hits, best first."""
+    return QuestionResult(
+        conversation=conversation,
+        question=question.index,
+        category=question.category,
+        evidence=question.evidence,
+        latency_ms=latency_ms,
+        mode=mode,
+        n_results=len(hit_ids),
+        **score_question(hit_ids, question.evidence),
+    )
 
 
 def score_question(hit_ids: Sequence[str], evidence: Sequence[str]) -> dict[str, Any]:

@@ -43,6 +43,30 @@ def client(api_settings: mc.Settings, workers: Process) -> Iterator[TestClient]:
         yield c
 
 
+def post_turn(
+    client: TestClient,
+    user: str,
+    at: float | None = None,
+    *,
+    assistant: str = "Got it.",
+    scope_id: str = "ana",
+    conversation_id: str = "life",
+) -> str:
+    """Post one exchange of ``scope_id``'s conversation, said at ``at``; its turn id."""
+    body = {
+        "user": user,
+        "assistant": assistant,
+        "scope": "user",
+        "scope_id": scope_id,
+        "conversation_id": conversation_id,
+    }
+    if at is not None:
+        body["timestamp"] = at
+    r = client.post("/v1/turns", json=body)
+    assert r.status_code == 202, r.text
+    return str(r.json()["turn_id"])
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 import memory_core as mc
 from memory_core.supersession.slots import asks_now
 from reverie.compose import Process
+from tests.api.conftest import post_turn
 
 
 @pytest.fixture
@@ -34,19 +35,7 @@ T0 = datetime(2022, 2, 8, 12, 0, tzinfo=UTC).timestamp()
 
 
 def _post(client: TestClient, user: str, at: float, scope_id: str = "ana") -> str:
-    r = client.post(
-        "/v1/turns",
-        json={
-            "user": user,
-            "assistant": "Got it.",
-            "scope": "user",
-            "scope_id": scope_id,
-            "conversation_id": "life",
-            "timestamp": at,
-        },
-    )
-    assert r.status_code == 202, r.text
-    return str(r.json()["turn_id"])
+    return post_turn(client, user, at, assistant="Got it.", scope_id=scope_id)
 
 
 def _first(client: TestClient, q: str, **params: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 
 import memory_core as mc
 from reverie.compose import Process
+from tests.api.conftest import post_turn
 
 
 @pytest.fixture(params=["minilm", "none"])
@@ -36,19 +37,7 @@ T0 = datetime(2023, 3, 1, 9, 0, tzinfo=UTC).timestamp()
 
 
 def _post(client: TestClient, user: str, at: float, scope_id: str = "ana") -> str:
-    r = client.post(
-        "/v1/turns",
-        json={
-            "user": user,
-            "assistant": "Thanks for telling me.",
-            "scope": "user",
-            "scope_id": scope_id,
-            "conversation_id": "life",
-            "timestamp": at,
-        },
-    )
-    assert r.status_code == 202, r.text
-    return str(r.json()["turn_id"])
+    return post_turn(client, user, at, assistant="Thanks for telling me.", scope_id=scope_id)
 
 
 def _search(client: TestClient, q: str, **params: Any) -> list[dict[str, Any]]:

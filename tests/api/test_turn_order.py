@@ -9,6 +9,7 @@ from sqlalchemy import text
 import memory_core as mc
 from memory_core.brain.schema import FTS_TABLE
 from reverie.compose import Process
+from tests.api.conftest import post_turn
 
 
 def _episodes_in_stream_order(brain: mc.Brain) -> list[tuple[int, int | None, str, str]]:
@@ -33,19 +34,19 @@ def test_turns_posted_while_workers_ingest_each_follow_the_turn_before(
 def _post_story(client: TestClient) -> list[str]:
     posted = []
     for k in range(200):
-        r = client.post(
-            "/v1/turns",
-            json={
-                "user": f"Message number {k} of the story.",
-                "assistant": f"Reply {k}.",
-                "scope": "user",
-                "scope_id": "ana",
-                "conversation_id": "story",
-            },
-        )
-        assert r.status_code == 202, r.text
-        posted.append(r.json()["turn_id"])
+        posted.append(_post_message(client, k))
     return posted
+
+
+def _post_message(client: TestClient, k: int, at: float | None = None) -> str:
+    """Message ``k`` of the story, said at ``at`` (none: when it arrives)."""
+    return post_turn(
+        client,
+        f"Message number {k} of the story.",
+        at,
+        assistant=f"Reply {k}.",
+        conversation_id="story",
+    )
 
 
 def _assert_each_follows_the_one_before(settings: mc.Settings, posted: list[str]) -> None:
@@ -69,19 +70,7 @@ def test_a_turn_posted_late_goes_between_the_turns_it_was_said_between(
     said_at = {0: 1_700_000_000, 1: 1_700_000_060, 2: 1_700_000_120, 3: 1_700_000_180}
     turn_of = {}
     for k in (2, 0, 3, 1):  # the order they arrive in
-        r = client.post(
-            "/v1/turns",
-            json={
-                "user": f"Message number {k} of the story.",
-                "assistant": f"Reply {k}.",
-                "scope": "user",
-                "scope_id": "ana",
-                "conversation_id": "story",
-                "timestamp": said_at[k],
-            },
-        )
-        assert r.status_code == 202, r.text
-        turn_of[k] = r.json()["turn_id"]
+        turn_of[k] = _post_message(client, k, said_at[k])
         workers.join()
     episodes = _episodes_in_stream_order(mc.open_brain(api_settings))
     by_turn = {turn_id: (seq, prev, context) for seq, prev, turn_id, context in episodes}
