@@ -311,13 +311,12 @@ def _write_turn(
     subjects.add(scope_id, episode.slot)
     seen: set[str] = set()
     for fact in extraction.facts:
-        content = attributed(fact.content, speaker)
-        digest = content_hash(content)
+        item = fact_trace(fact, scope, scope_id, turn_id, episode_id, occurred, meta)
+        digest = content_hash(item.content)
         if digest in seen or fact_exists(conn, digest, scope, scope_id):
             report.duplicates_skipped += 1
             continue
         seen.add(digest)
-        item = fact_trace(fact, scope, scope_id, turn_id, episode_id, occurred, meta)
         item.slot = _fact_slot(fact.content, turn_slots, known, speaker)
         fact_id = insert_trace(conn, brain, item, now)
         if item.slot is not None:
