@@ -85,10 +85,6 @@ _SAID_AFTER_SQL = (
     "AND occurred_at > ? ORDER BY occurred_at, seq LIMIT 1"
 )
 _RELINK_SQL = "UPDATE memory_traces SET prev_seq = ?, context = ? WHERE seq = ?"
-_FTS_DELETE_SQL = (
-    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, content, tags, context) "
-    "VALUES ('delete', ?, ?, ?, ?)"
-)
 
 
 def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> str:
@@ -142,12 +138,8 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
             if follower is not None:  # the turn said next now follows this one
                 after_seq, after_content, after_tags, after_context = follower
                 cursor.execute(_RELINK_SQL, (seq, item.content, after_seq))
-                cursor.execute(
-                    _FTS_DELETE_SQL, (after_seq, after_content, after_tags, after_context)
-                )
-                cursor.execute(
-                    _FTS_INSERT_SQL, (after_seq, after_content, after_tags, item.content)
-                )
+                fts_delete(conn, after_seq, after_content, after_tags, after_context)
+                fts_insert(conn, after_seq, after_content, after_tags, item.content)
         except sqlite3.IntegrityError as e:
             raise Conflict(f"trace id {trace_id} already exists") from e
     return trace_id
