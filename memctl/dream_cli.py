@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--enqueue", help="Send it to the workers (needs Redis).")
         ] = False,
     ) -> None:
-        """Run a dream pass: prune, merge, strengthen, derive, compact, re-index."""
+        """Run a dream pass: prune, merge, resolve, strengthen, derive, compact, re-index."""
         from memory_core.consolidation.dream import dream
         from memory_core.consolidation.due import is_due
 
@@ -152,8 +152,9 @@ def _register_dreams(app: typer.Typer) -> None:
 
 # The columns of `memctl dreams`: what a pass did, each the sum of these counts.
 _COLUMNS = (
-    ("proposed", (("prune", "proposed"), ("merge", "proposed"))),
+    ("proposed", (("prune", "proposed"), ("merge", "proposed"), ("resolve", "proposed"))),
     ("merged", (("merge", "merged"),)),
+    ("superseded", (("resolve", "superseded"),)),
     ("linked", (("strengthen", "edges"),)),
     ("derived", (("derive", "derived"),)),
     ("compacted", (("compact", "compacted"),)),

@@ -41,7 +41,8 @@ def _age(seconds: float) -> str:
 
 
 KindOpt = Annotated[
-    str | None, typer.Option("--kind", help="Only proposals of this kind: prune or merge.")
+    str | None,
+    typer.Option("--kind", help="Only proposals of this kind: prune, merge or conflict."),
 ]
 
 
@@ -85,6 +86,10 @@ def _print_item(item: dict[str, Any], with_status: bool) -> None:
         for label, t in zip(("older", "newer"), ordered[:2], strict=True):
             out.console.print(f"  {label}  {t['id']}: {t['content']}", markup=False)
         out.console.print(f"  result: {item.get('merged_content')}", markup=False)
+    if item["kind"] == "conflict" and len(traces) == 2:
+        for label, t in zip(("earlier", "later"), traces, strict=True):
+            out.console.print(f"  {label}  {t['id']}: {t['content']}", markup=False)
+        out.console.print("  accepting marks the earlier superseded by the later", markup=False)
     for t in traces if item["kind"] == "prune" else []:
         scores = item.get("scores", {})
         days = scores.get("days_since_use")

@@ -223,7 +223,7 @@ class ProposalTrace(Out):
 
 class ProposalOut(Out):
     id: str
-    kind: Literal["prune", "merge"]
+    kind: Literal["prune", "merge", "conflict"]
     status: str
     created_at: float
     age_seconds: float
@@ -235,6 +235,10 @@ class ProposalOut(Out):
     edited: bool = Field(description="Its file was changed by hand since it was written.")
     traces: list[ProposalTrace]
     merged_content: str | None = Field(None, description="A merge's exact result.")
+    superseded_id: str | None = Field(
+        None, description="A conflict's earlier statement, superseded when accepted."
+    )
+    successor_id: str | None = Field(None, description="A conflict's later statement.")
 
 
 class ProposalsOut(Out):

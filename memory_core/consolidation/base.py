@@ -86,9 +86,10 @@ class EmbeddingWordSimilarity:
 
 
 class LLMJudge:
-    """Asks the LLM whether a verified pair is one fact; its "no" wins, its failure is
-    ignored (the verifier's verdict stands), and after three failures it is not asked
-    again in this pass."""
+    """Asks the LLM whether a verified pair is one fact (its "no" wins) and whether a
+    later statement replaces an earlier one.  Its failure is ignored (the verifier's
+    verdict stands; a change stays for a person to judge), and after three failures
+    it is not asked again in this pass."""
 
     MAX_FAILURES = 3
 
@@ -108,6 +109,19 @@ class LLMJudge:
         if same:
             return verdict
         return Verdict(False, "llm", f"the LLM judged them different: {reason or 'no reason'}")
+
+    def replaces(self, older: str, newer: str) -> tuple[bool | None, str]:
+        """The LLM's judgement of whether ``newer`` replaces ``older`` and why; None
+        when it cannot tell or cannot be asked."""
+        if self._failures >= self.MAX_FAILURES:
+            return None, "the LLM failed too often in this pass"
+        try:
+            result: tuple[bool | None, str] = self._client.replaces(older, newer)
+        except ExtractionError as e:
+            self._failures += 1
+            log.warning("judgement of a change by LLM failed, leaving it to a person: %s", e)
+            return None, "the LLM could not be asked"
+        return result
 
     def close(self) -> None:
         self._client.close()

@@ -30,7 +30,16 @@ from sqlalchemy import text
 
 from memory_core.brain.db import Brain
 from memory_core.brain.leases import PASS_LEASE, acquire_lease, release_lease, renew_lease
-from memory_core.consolidation import compact, derive, embed, merge, prune, reindex, strengthen
+from memory_core.consolidation import (
+    compact,
+    derive,
+    embed,
+    merge,
+    prune,
+    reindex,
+    resolve,
+    strengthen,
+)
 from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.embedders.base import Embedder
 from memory_core.errors import NotFound
@@ -45,6 +54,7 @@ STEPS: list[tuple[str, Callable[[PassContext], StepResult]]] = [
     ("embed", embed.run),
     ("prune", prune.run),
     ("merge", merge.run),
+    ("resolve", resolve.run),
     ("strengthen", strengthen.run),
     ("derive", derive.run),
     ("compact", compact.run),
@@ -72,6 +82,8 @@ class DreamReport:
             "pruned": self.count("prune", "proposed"),
             "merged": self.count("merge", "merged"),
             "mergeProposed": self.count("merge", "proposed"),
+            "superseded": self.count("resolve", "superseded"),
+            "conflictsProposed": self.count("resolve", "proposed"),
             "derived": self.count("derive", "derived"),
             "compacted": self.count("compact", "compacted"),
             "durationMs": int(self.duration_s * 1000),

@@ -75,6 +75,15 @@ polarity differs, or if either says something the other does not contradict but 
 also does not contain. Answer with one JSON object and nothing else: \
 {"same": true|false, "reason": "..."}"""
 
+REPLACES_PROMPT = """\
+You keep an AI assistant's long-term memory current. Given an older and a newer \
+statement about the same person and the same thing (where they live or work, a \
+relationship, a habit's amount, a dose), decide whether the newer one replaces the \
+older: what the older said no longer holds once the newer was said. It does not if \
+both can hold at once, if the newer only recalls the past, or if they are about \
+different things. Answer with one JSON object and nothing else: \
+{"replaces": true|false|null, "reason": "..."}; null when you cannot tell."""
+
 _RETRY_STATUSES = frozenset({408, 429})
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _DEFAULT_IMPORTANCE = 0.5
@@ -185,6 +194,26 @@ class LLMExtractor:
         if not isinstance(same, bool) or not isinstance(reason, str):
             raise ExtractionError("LLM's duplicate judgement is not {same: bool, reason: str}")
         return same, reason.strip()[:300]
+
+    def replaces(self, older: str, newer: str) -> tuple[bool | None, str]:
+        """Whether the newer statement replaces the older, as the LLM judges (None: it
+        cannot tell), and why.
+
+        Raises :class:`ExtractionError` when the endpoint fails or the answer is not
+        ``{"replaces": bool | null, "reason": str}``.
+        """
+        pair = json.dumps({"older": older[:4_000], "newer": newer[:4_000]})
+        body = self._post(self._payload(REPLACES_PROMPT, pair))
+        try:
+            answer = self._answer(body)
+            replaces, reason = answer["replaces"], answer.get("reason", "")
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+            raise ExtractionError("LLM answered no usable judgement of a change") from e
+        if not (replaces is None or isinstance(replaces, bool)) or not isinstance(reason, str):
+            raise ExtractionError(
+                "LLM's judgement of a change is not {replaces: bool | null, reason: str}"
+            )
+        return replaces, reason.strip()[:300]
 
     def _payload(self, system: str, user: str) -> dict[str, Any]:
         """A deterministic chat request asking for one JSON object."""

@@ -19,7 +19,8 @@ from memory_core.traces.model import PRUNED_PREFIX
 
 log = logging.getLogger(__name__)
 
-KINDS = ("prune", "merge")
+KINDS = ("prune", "merge", "conflict")
+KIND_CHOICES = "prune, merge or conflict"
 STATUSES = ("pending", "accepted", "rejected", "undone", "expired")
 DAY = 86_400.0
 # What a proposal file records of each trace: enough to judge it, and to refuse it if changed.
@@ -49,12 +50,14 @@ class ProposalDraft:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise InvalidArgument(f"proposal kind must be prune or merge; got {self.kind!r}")
+            raise InvalidArgument(f"proposal kind must be {KIND_CHOICES}; got {self.kind!r}")
         ids = self.trace_ids
         if not ids or not all(isinstance(i, str) and i for i in ids) or len(set(ids)) != len(ids):
             raise InvalidArgument("a proposal needs distinct, non-empty trace ids")
         if self.kind == "merge" and len(ids) < 2:
             raise InvalidArgument("a merge proposal needs at least two trace ids")
+        if self.kind == "conflict" and len(ids) != 2:
+            raise InvalidArgument("a conflict proposal names two traces, the earlier first")
         if not " ".join(self.summary.split()):
             raise InvalidArgument("a proposal needs a summary")
         if not all(isinstance(v, int | float) and math.isfinite(v) for v in self.scores.values()):

@@ -14,6 +14,7 @@ from memory_core.auth import SYSTEM
 from memory_core.brain.db import Brain
 from memory_core.errors import Conflict, InvalidArgument, NotFound
 from memory_core.proposals.base import (
+    KIND_CHOICES,
     KINDS,
     PRUNED_REASON,
     Decision,
@@ -25,6 +26,8 @@ from memory_core.proposals.base import (
 from memory_core.proposals.files import file_path, move_file
 from memory_core.proposals.review import list_proposals
 from memory_core.settings import Settings
+from memory_core.supersession.chain import supersede
+from memory_core.supersession.conflicts import statement_of
 from memory_core.traces.merge import merge_traces
 from memory_core.traces.model import Trace
 from memory_core.traces.store import delete_trace, get_trace
@@ -65,7 +68,7 @@ def accept_all(
 def pending_ids(brain: Brain, settings: Settings, kind: str | None = None) -> list[str]:
     """Pending proposals' ids, oldest first, of one kind if given."""
     if kind is not None and kind not in KINDS:
-        raise InvalidArgument(f"kind must be prune or merge; got {kind!r}")
+        raise InvalidArgument(f"kind must be {KIND_CHOICES}; got {kind!r}")
     found = list_proposals(brain, settings, identity=SYSTEM)
     return [p.id for p in found if kind is None or p.kind == kind]
 
@@ -151,12 +154,21 @@ def _stale_reason(brain: Brain, doc: dict[str, Any]) -> str | None:
         current.append(cur)
     if doc["kind"] == "merge" and max(current, key=lambda t: t.retrieval_count) is not current[0]:
         return f"trace {current[0].id} is no longer the most retrieved, so it would not survive"
+    if doc["kind"] == "conflict" and current[0].superseded_by is not None:
+        return f"trace {current[0].id} was superseded by {current[0].superseded_by} since"
     return None
 
 
 def _apply(conn: Connection, brain: Brain, pid: str, doc: dict[str, Any], now: float) -> str:
     """Apply an accepted proposal, recording what it changed for :func:`undo`."""
     ids = [t["id"] for t in doc["traces"]]
+    if doc["kind"] == "conflict":
+        older, successor = doc["superseded_id"], doc["successor_id"]
+        statement = statement_of(conn, older)
+        at = get_trace(brain, successor, identity=SYSTEM).occurred_at
+        with changing(conn, pid, doc["kind"], statement, now):
+            supersede(conn, statement, successor, at=at)
+        return f"{', '.join(statement)} superseded by {successor}"
     with changing(conn, pid, doc["kind"], ids, now):
         if doc["kind"] == "prune":
             for tid in ids:

@@ -14,6 +14,7 @@ from memory_core.auth import Identity, acting
 from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument, NotFound
 from memory_core.proposals.base import (
+    KIND_CHOICES,
     KINDS,
     STATUSES,
     ProposalInfo,
@@ -93,7 +94,7 @@ def review(
     trace's text, importance and age.  ``kind`` keeps one kind (prune, merge).
     """
     if kind is not None and kind not in KINDS:
-        raise InvalidArgument(f"kind must be prune or merge; got {kind!r}")
+        raise InvalidArgument(f"kind must be {KIND_CHOICES}; got {kind!r}")
     now = time.time() if now is None else now
     items = []
     for info in list_proposals(brain, settings, status, now=now, identity=identity):
@@ -112,6 +113,9 @@ def review(
         )
         if info.kind == "merge":
             item["merged_content"] = doc.get("merged_content")
+        if info.kind == "conflict":
+            item["superseded_id"] = doc.get("superseded_id")
+            item["successor_id"] = doc.get("successor_id")
         items.append(item)
     return items
 

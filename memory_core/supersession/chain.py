@@ -76,17 +76,36 @@ def supersede(conn: Connection, older: Sequence[str], successor: str, *, at: flo
     """These traces, said before ``at``, and the facts drawn from them hold until then,
     superseded by ``successor`` (those superseded at or before ``at`` keep their successor).
     """
-    if not older:
+    every = with_facts(conn, older)
+    if not every:
         return 0
-    marks = ", ".join("?" for _ in older)
     held = "deleted = 0 AND occurred_at < ? AND (valid_until IS NULL OR valid_until > ?)"
+    with raw_cursor(conn) as cursor:
+        cursor.execute(
+            "UPDATE memory_traces SET valid_until = ?, superseded_by = ? "
+            f"WHERE id IN ({', '.join('?' for _ in every)}) AND {held}",
+            (at, successor, *every, at, at),
+        )
+        return int(cursor.rowcount)
+
+
+def with_facts(conn: Connection, traces: Sequence[str]) -> list[str]:
+    """These traces, the turn of the same slot a fact among them was drawn from, and
+    the facts drawn from them: what one statement is (sorted)."""
+    if not traces:
+        return []
+    marks = ", ".join("?" for _ in traces)
     with raw_cursor(conn) as cursor:
         # A fact drawn from a turn has its time and cites it: found by the time's index.
         times = [
             (str(r[0]), r[1], float(r[2]))
             for r in cursor.execute(
-                f"SELECT id, scope_id, occurred_at FROM memory_traces WHERE id IN ({marks})",
-                tuple(older),
+                "SELECT s.id, s.scope_id, s.occurred_at FROM memory_traces t "
+                "JOIN memory_traces s ON s.id = t.id OR (s.id IN (SELECT "
+                "json_extract(value, '$.trace') FROM json_each(t.sources)) "
+                "AND s.occurred_at = t.occurred_at AND s.slot IS t.slot) "
+                f"WHERE t.id IN ({marks})",
+                tuple(traces),
             )
         ]
         ids = {trace_id for trace_id, _, _ in times}
@@ -100,13 +119,7 @@ def supersede(conn: Connection, older: Sequence[str], successor: str, *, at: flo
                     (occurred, scope_id, trace_id),
                 )
             )
-        every = sorted(ids)
-        cursor.execute(
-            "UPDATE memory_traces SET valid_until = ?, superseded_by = ? "
-            f"WHERE id IN ({', '.join('?' for _ in every)}) AND {held}",
-            (at, successor, *every, at, at),
-        )
-        return int(cursor.rowcount)
+    return sorted(ids)
 
 
 class KnownSubjects:

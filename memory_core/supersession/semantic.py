@@ -245,7 +245,7 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
             topic = _topic(statement.slot)
             at = statement.occurred_at
             earlier = [r for r in rows if r.occurred_at < at]
-            if _replaces(statement.said):
+            if replaces(statement.said):
                 older = [
                     str(r.id) for r in earlier if _same_thing(vector, statement.said, topic, r)
                 ]
@@ -254,7 +254,7 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
             # one held until the first of them that restates it.
             later = sorted((r for r in rows if r.occurred_at > at), key=lambda r: r.occurred_at)
             for r in later:
-                if _replaces(said_in(r.content)) and _same_thing(
+                if replaces(said_in(r.content)) and _same_thing(
                     vector, said_in(r.content), topic, r, after=statement.said
                 ):
                     supersede(conn, [statement.id], str(r.id), at=float(r.occurred_at))
@@ -332,7 +332,7 @@ def _same_thing(
     return restates(new_said, said)
 
 
-def _replaces(said: str) -> bool:
+def replaces(said: str) -> bool:
     """Whether a statement may replace an earlier value at all: it tells news (not a
     question, a request or a remark) about how things are, not how they were ("found
     my old shopify hoodie")."""

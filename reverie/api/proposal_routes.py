@@ -35,9 +35,10 @@ def list_proposals(
     status: Annotated[
         Literal["pending", "accepted", "rejected", "undone", "expired", "all"], Query()
     ] = "pending",
-    kind: Annotated[Literal["prune", "merge"] | None, Query()] = None,
+    kind: Annotated[Literal["prune", "merge", "conflict"] | None, Query()] = None,
 ) -> dict[str, Any]:
-    """Proposals with their texts: a merge's two texts and exact result, a prune's trace."""
+    """Proposals with their texts: a merge's two texts and exact result, a prune's
+    trace, a conflict's two statements (accepting supersedes the earlier)."""
     found = proposals.review(
         _brain(request), request.app.state.settings, status, kind=kind, identity=caller
     )

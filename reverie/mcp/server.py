@@ -175,7 +175,7 @@ def build_server(memory: Memory) -> Server[Any]:
         proposals_resource = types.Resource(
             uri=PROPOSALS_URI,
             name="proposals",
-            description="Pending dream-pass proposals (deletions and merges awaiting a person).",
+            description="Pending dream-pass proposals: deletions, merges and conflicts to decide.",
             mime_type="application/json",
         )
         return types.ListResourcesResult(resources=[proposals_resource])

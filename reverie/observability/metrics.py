@@ -29,12 +29,14 @@ if TYPE_CHECKING:
 
 OTHER = "other"
 HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
-DREAM_STEPS = ("embed", "prune", "merge", "strengthen", "derive", "compact", "reindex")
+DREAM_STEPS = ("embed", "prune", "merge", "resolve", "strengthen", "derive", "compact", "reindex")
 # (step, count key) pairs of a pass's step results that become counters.
 DREAM_ACTIONS = (
     ("prune", "proposed"),
     ("merge", "merged"),
     ("merge", "proposed"),
+    ("resolve", "superseded"),
+    ("resolve", "proposed"),
     ("derive", "derived"),
     ("compact", "compacted"),
 )

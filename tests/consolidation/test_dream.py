@@ -253,6 +253,8 @@ def test_a_second_pass_while_one_holds_the_lease_says_already_running(
         "pruned": 0,
         "merged": 0,
         "mergeProposed": 0,
+        "superseded": 0,
+        "conflictsProposed": 0,
         "derived": 0,
         "compacted": 0,
         "durationMs": 0,

@@ -50,6 +50,7 @@ def test_dream_dry_run_then_a_pass_then_the_list(tmp_path: Path) -> None:
         "took",
         "proposed",
         "merged",
+        "superseded",
         "linked",
         "derived",
         "compacted",

@@ -119,8 +119,10 @@ def test_create_drops_a_merge_whose_first_trace_would_not_survive(
 
 
 def test_drafts_are_validated_when_made() -> None:
-    with pytest.raises(mc.InvalidArgument, match="prune or merge"):
+    with pytest.raises(mc.InvalidArgument, match="prune, merge or conflict"):
         p.ProposalDraft("delete", ["mt_a"], "r", {}, "s")
+    with pytest.raises(mc.InvalidArgument, match="two traces"):
+        p.ProposalDraft("conflict", ["mt_a", "mt_b", "mt_c"], "r", {}, "s")
     with pytest.raises(mc.InvalidArgument, match="two"):
         merge("mt_a")
     with pytest.raises(mc.InvalidArgument, match="distinct"):
@@ -209,7 +211,7 @@ def test_pending_stats_counts_by_kind_and_ages_the_oldest(
 ) -> None:
     assert p.pending_stats(brain, now=T0) == {
         "pending": 0,
-        "by_kind": {"prune": 0, "merge": 0},
+        "by_kind": {"prune": 0, "merge": 0, "conflict": 0},
         "oldest_age_seconds": None,
     }
     a, b, c = (mc.add_trace(brain, f"t{i}", identity=SYSTEM) for i in range(3))
@@ -219,7 +221,7 @@ def test_pending_stats_counts_by_kind_and_ages_the_oldest(
     p.reject(brain, settings, [decided], now=T0)
     assert p.pending_stats(brain, now=T0 + 100) == {
         "pending": 2,
-        "by_kind": {"prune": 1, "merge": 1},
+        "by_kind": {"prune": 1, "merge": 1, "conflict": 0},
         "oldest_age_seconds": 100.0,
     }
 
