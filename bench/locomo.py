@@ -73,6 +73,9 @@ class SearchConfig:
     search: dict[str, Any] = field(default_factory=dict)
     # Store each session's turns as one stream (linked, with previous-turn context).
     streams: bool = True
+    # Store each turn as a plain memory_add with content alone ("Caroline: ..."): no
+    # speaker, session or time beyond what the words say.
+    content_only: bool = False
 
 
 # Every extra of memory_core's search switched off: what FTS5's BM25 alone gives.
@@ -108,6 +111,12 @@ CONFIGS: dict[str, SearchConfig] = {
             "no-floor",
             "defaults without the vector channel's similarity floor",
             search_vector_min_similarity=-1.0,
+        ),
+        SearchConfig(
+            "content-only",
+            "defaults, each turn added with its content alone (no speaker, session or time)",
+            streams=False,
+            content_only=True,
         ),
         _config(
             "dense",
@@ -352,6 +361,13 @@ def run_conversation(conv: Conversation, run: ConfigRun) -> None:
             traces = conv.traces
             if not run.config.streams:
                 traces = [dataclasses.replace(t, stream=None) for t in traces]
+            if run.config.content_only:
+                traces = [
+                    dataclasses.replace(
+                        t, metadata={"dia_id": t.metadata["dia_id"]}, occurred_at=None
+                    )
+                    for t in traces
+                ]
             memory_core.add_traces(brain, traces, identity=SYSTEM)
             embed_all(brain, settings, traces)
             run.ingest_seconds += time.perf_counter() - start

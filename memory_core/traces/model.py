@@ -13,6 +13,7 @@ from typing import Any
 
 from memory_core.brain.schema import SCOPES, TRACE_TYPES
 from memory_core.errors import InvalidArgument
+from memory_core.traces.stated import stated
 
 # A trace that still counts as known for deduplication: active, or deleted by
 # anything but an accepted prune (forgetting for disuse never blocks relearning).
@@ -221,6 +222,12 @@ def check_new(item: NewTrace) -> NewTrace:
         raise InvalidArgument(
             f"slot must be 'subject/attribute', at most {MAX_SLOT_LENGTH} characters, when given"
         )
+    metadata, occurred_at = item.metadata, item.occurred_at
+    if "speaker" not in metadata or occurred_at is None:  # what the words say instead
+        speaker, when = stated(item.content)
+        if speaker is not None and "speaker" not in metadata:
+            metadata = {**metadata, "speaker": speaker}
+        occurred_at = when if occurred_at is None else occurred_at
     return NewTrace(
         content=item.content,
         type=item.type,
@@ -228,9 +235,9 @@ def check_new(item: NewTrace) -> NewTrace:
         scope_id=item.scope_id,
         tags=check_tags(item.tags),
         importance=float(item.importance),
-        metadata=item.metadata,
+        metadata=metadata,
         sources=list(item.sources),
-        occurred_at=item.occurred_at,
+        occurred_at=occurred_at,
         id=item.id,
         stream=item.stream,
         slot=item.slot,
