@@ -27,7 +27,7 @@ from sqlalchemy import Connection, Row, text
 from memory_core.embeddings import from_blob
 from memory_core.supersession.chain import with_facts
 from memory_core.supersession.semantic import replaces
-from memory_core.supersession.slots import SINGLE_VALUED, base_attribute, restates, said_in
+from memory_core.supersession.slots import SINGLE_VALUED, base_attribute, restates, said_by, said_in
 
 # Attributes whose values are many, each of one topic holding one value: how much
 # coffee, which dose of sertraline.  Their slots name the topic ("user/habit:coffee").
@@ -37,7 +37,8 @@ _ONE_VALUE_PER_TOPIC = frozenset({"habit", "medication"})
 RELATED = 0.25
 
 _HELD = text(
-    "SELECT id, scope, scope_id, slot, content, tags, occurred_at, created_at "
+    "SELECT id, scope, scope_id, slot, content, tags, occurred_at, created_at, "
+    "json_extract(metadata, '$.speaker') AS speaker "
     "FROM memory_traces WHERE deleted = 0 AND slot IS NOT NULL AND valid_until IS NULL "
     "AND type IN ('semantic', 'episodic') ORDER BY scope, scope_id, slot, occurred_at, seq"
 )
@@ -122,7 +123,7 @@ def _held(group: Iterable[Row[Any]]) -> Held:
         scope=str(row.scope),
         scope_id=row.scope_id,
         slot=str(row.slot),
-        said=said_in(str(row.content)),
+        said=said_by(said_in(str(row.content)), row.speaker),
         occurred_at=float(row.occurred_at),
         created_at=float(row.created_at),
     )

@@ -36,6 +36,7 @@ from memory_core.supersession.slots import (
     base_attribute,
     looks_back,
     restates,
+    said_by,
     said_in,
     subject_asked,
     subjects_named,
@@ -363,11 +364,13 @@ def _statements(brain: Brain, trace_ids: Sequence[str]) -> list[_Statement]:
     out = []
     for r in rows:
         is_turn = '"turn"' in r.tags
-        said = said_in(r.content) if is_turn else r.content
-        if not said.strip() or said.rstrip().endswith("?"):
-            continue
         speaker = json.loads(r.metadata).get("speaker") or _user_label(r.content)
         speaker = speaker if isinstance(speaker, str) else None
+        # A turn's user part; a fact's words without the label of who said them
+        # ("User: ...", "Ana: ..."), which are not part of the statement.
+        said = said_by(said_in(r.content), speaker)
+        if not said.strip() or said.rstrip().endswith("?"):
+            continue
         turn_hash = r.content_hash if is_turn else None
         out.append(
             _Statement(r.id, r.scope, r.scope_id, said, r.slot, r.occurred_at, speaker, turn_hash)

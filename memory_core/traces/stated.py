@@ -82,6 +82,7 @@ def _speaker(text: str) -> str | None:
 
 def _time(written: str) -> float | None:
     text = " ".join(written.lower().split())
+    moment: datetime | None
     try:
         moment = datetime.fromisoformat(text.upper().replace(" ", "T", 1))
     except ValueError:
