@@ -36,6 +36,7 @@ from memory_core.supersession.slots import (
     base_attribute,
     looks_back,
     restates,
+    restates_by_words,
     said_by,
     said_in,
     subject_asked,
@@ -319,18 +320,22 @@ def _same_thing(
 ) -> bool:
     """Whether an earlier statement of the same slot (``row``) states the same thing
     as the new one (its vector ``new``, its slot's ``topic``): close in meaning, not a
-    question, and not of another topic (a habit of coffee is not one of running)."""
-    if float(new @ from_blob(row.vector)) < SAME_THING:
-        return False
+    question, and not of another topic (a habit of coffee is not one of running).
+    A change of what holds one value at a time ("We moved to York" after "I live in
+    Leeds") needs no closeness: its words say it replaces the value, as they do
+    without an embedder."""
     said = said_in(row.content)
     if not said or said.rstrip().endswith("?"):
         return False
     their_topic = _topic(row.slot)
     if topic and their_topic and their_topic != topic:
         return False
-    if after is not None:  # ``row`` is the later one: does it restate ``after``?
-        return restates(said, after)
-    return restates(new_said, said)
+    later, earlier = (said, after) if after is not None else (new_said, said)
+    if restates_by_words(later, earlier, str(row.slot)):
+        return True
+    if float(new @ from_blob(row.vector)) < SAME_THING:
+        return False
+    return restates(later, earlier)
 
 
 def replaces(said: str) -> bool:
