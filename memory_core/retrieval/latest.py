@@ -170,7 +170,7 @@ def _statements(
         if TURN_TAG in trace.tags:
             turns[memory] = trace
         elif not memory.startswith("turn:") and (vector := _row(scores, trace.seq)) is not None:
-            said = said_by(trace.content, _speaker(trace)).strip()
+            said = said_by(said_in(trace.content), _speaker(trace)).strip()
             stated = tells(said)
             out[memory] = _statement(said, _speaker(trace), vector, scores, stated)
     if not turns:
