@@ -39,6 +39,7 @@ class Facts(NamedTuple):
     valid_until: float | None  # when a later statement superseded it
     slot: str | None  # what it states a value of ("user/residence")
     fact: bool  # a fact drawn from a turn (or an imported exchange)
+    learnt_at: float  # when this brain learnt it (stored, or imported)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Facts:
@@ -51,7 +52,7 @@ FACT_COLUMNS = (
     "t.seq, t.occurred_at, t.importance, t.strength, t.stability, t.last_accessed, "
     "t.retrieval_count, CASE WHEN json_type(t.metadata, '$.speaker') = 'text' "
     "THEN nullif(trim(json_extract(t.metadata, '$.speaker')), '') END, t.valid_until, t.slot, "
-    f"t.tags LIKE '%\"{FACT_TAG}\"%'"
+    f"t.tags LIKE '%\"{FACT_TAG}\"%', coalesce(t.learnt_at, t.created_at)"
 )
 
 
@@ -180,7 +181,7 @@ def adjust(
         c.strength = effective_strength(
             t.strength,
             last_accessed=t.last_accessed,
-            occurred_at=t.occurred_at,
+            learnt_at=t.learnt_at,
             retrieval_count=t.retrieval_count,
             stability=t.stability,
             now=adj.now,

@@ -90,8 +90,9 @@ def supersede(conn: Connection, older: Sequence[str], successor: str, *, at: flo
 
 
 def with_facts(conn: Connection, traces: Sequence[str]) -> list[str]:
-    """These traces, the turn of the same slot a fact among them was drawn from, and
-    the facts drawn from them: what one statement is (sorted)."""
+    """These traces and the facts drawn from them (sorted).  A fact superseded alone
+    leaves its turn current: the turn says more than the one fact, and a misread
+    fact should not sink the words it came from."""
     if not traces:
         return []
     marks = ", ".join("?" for _ in traces)
@@ -100,11 +101,7 @@ def with_facts(conn: Connection, traces: Sequence[str]) -> list[str]:
         times = [
             (str(r[0]), r[1], float(r[2]))
             for r in cursor.execute(
-                "SELECT s.id, s.scope_id, s.occurred_at FROM memory_traces t "
-                "JOIN memory_traces s ON s.id = t.id OR (s.id IN (SELECT "
-                "json_extract(value, '$.trace') FROM json_each(t.sources)) "
-                "AND s.occurred_at = t.occurred_at AND s.slot IS t.slot) "
-                f"WHERE t.id IN ({marks})",
+                f"SELECT id, scope_id, occurred_at FROM memory_traces WHERE id IN ({marks})",
                 tuple(traces),
             )
         ]

@@ -2,7 +2,9 @@
 
 A trace's effective strength is its stored strength times its retention,
 ``exp(-t / S)``, where ``t`` is the time since it was last accessed (or since
-it happened, if never) and ``S`` the stability in days.  Stability grows with
+this brain learnt it, if never -- not since it happened: a history imported or
+back-dated today is as fresh as what was said today) and ``S`` the stability
+in days.  Stability grows with
 the logarithm of the retrieval count, so each doubling of retrievals buys the
 same extra time: a trace retrieved often long ago still decays, it only decays
 more slowly.  This is a pure computation, cheap enough for ranking time.
@@ -26,7 +28,7 @@ def effective_strength(
     strength: float,
     *,
     last_accessed: float | None,
-    occurred_at: float,
+    learnt_at: float,
     retrieval_count: int,
     stability: float,
     now: float,
@@ -34,7 +36,7 @@ def effective_strength(
     growth: float,
 ) -> float:
     """Stored strength scaled by retention at ``now``."""
-    since = last_accessed if last_accessed is not None else occurred_at
+    since = last_accessed if last_accessed is not None else learnt_at
     elapsed_days = max(now - since, 0.0) / DAY
     s = stability_days(retrieval_count, stability, base_days, growth)
     return strength * math.exp(-elapsed_days / s)

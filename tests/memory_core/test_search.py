@@ -54,7 +54,7 @@ def test_quotes_in_words_cannot_break_the_query(brain: mc.Brain) -> None:
 
 
 def test_strength_decays_from_last_access_and_slower_when_often_retrieved() -> None:
-    kw = {"occurred_at": 0.0, "stability": 1.0, "base_days": 7.0, "growth": 1.0}
+    kw = {"learnt_at": 0.0, "stability": 1.0, "base_days": 7.0, "growth": 1.0}
     fresh = effective_strength(1.0, last_accessed=None, retrieval_count=0, now=0.0, **kw)
     week = effective_strength(1.0, last_accessed=None, retrieval_count=0, now=7 * DAY, **kw)
     assert fresh == 1.0
@@ -68,6 +68,19 @@ def test_strength_decays_from_last_access_and_slower_when_often_retrieved() -> N
         1.0, last_accessed=364 * DAY, retrieval_count=15, now=365 * DAY, **kw
     )
     assert refreshed > 0.9
+
+
+def test_a_history_learnt_today_is_as_strong_as_what_was_said_today(brain: mc.Brain) -> None:
+    """Strength decays from when the brain learnt a trace, not from when it happened: a
+    conversation of years ago imported today does not start weak, so the first trace of
+    it a search returns (and so refreshes) does not leap ahead of the rest."""
+    now = 3_000 * DAY
+    mc.add_trace(brain, "otters at the lake years ago", now=now, occurred_at=0.0, identity=SYSTEM)
+    mc.add_trace(brain, "otters at the lake today", now=now, occurred_at=now, identity=SYSTEM)
+    hits = mc.search(brain, "otters lake", now=now + DAY, embedder=None, identity=SYSTEM).results
+    assert len(hits) == 2
+    assert {h.adjustments["strength"] for h in hits} == {hits[0].adjustments["strength"]}
+    assert hits[0].strength > 0.8
 
 
 def test_search_reports_decayed_strength_and_bm25_channel(brain: mc.Brain) -> None:
