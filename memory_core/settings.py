@@ -191,7 +191,7 @@ class Settings(BaseSettings):
         0.2, ge=0, le=2, description="How much importance (0..1, 0.5 neutral) scales the score."
     )
     search_superseded_factor: float = Field(
-        0.35,
+        0.8,
         ge=0,
         le=1,
         description="Score factor of a statement a later one of the same thing superseded "
