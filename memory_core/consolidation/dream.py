@@ -1,9 +1,9 @@
-"""The dream pass: six steps under a lease, a report, a log row.
+"""The dream pass: its steps under a lease, a report, a log row.
 
 ``dream(brain, settings)`` takes the brain's ``dream`` lease (one pass per
 brain at a time, across processes and machines; renewed while it runs, so a
-pass killed with -9 frees it when it expires), then runs prune, merge,
-strengthen, derive, compact and re-index.  Each step commits on its own, in
+pass killed with -9 frees it when it expires), then runs embed, prune, merge,
+resolve, strengthen, derive, compact and re-index.  Each step commits on its own, in
 one transaction, so a pass that dies midway leaves every step either done or
 not done.  Unattended steps only add and update, apart from merging exact
 duplicates (the survivor holds the identical content); every other deletion

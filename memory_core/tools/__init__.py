@@ -114,8 +114,8 @@ _TABLE = (
     ),
     Tool(
         "memory_reflect",
-        "Run a consolidation (dream) pass: prune, merge, strengthen, derive, compact, "
-        "re-index. A server queues it for its workers and answers its passId at once.",
+        "Run a consolidation (dream) pass: prune, merge, resolve, strengthen, derive, "
+        "compact, re-index. A server queues it for its workers and answers its passId at once.",
         schemas.REFLECT,
         (DREAM,),
         handlers.reflect,
