@@ -184,16 +184,10 @@ class LLMExtractor:
         Raises :class:`ExtractionError` when the endpoint fails or the answer is not
         ``{"same": bool, "reason": str}``; the merge step then keeps its own verdict.
         """
-        pair = json.dumps({"older": older[:4_000], "newer": newer[:4_000]})
-        body = self._post(self._payload(SAME_FACT_PROMPT, pair))
-        try:
-            answer = self._answer(body)
-            same, reason = answer["same"], answer.get("reason", "")
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
-            raise ExtractionError("LLM answered no usable duplicate judgement") from e
-        if not isinstance(same, bool) or not isinstance(reason, str):
+        same, reason = self._judge_pair(SAME_FACT_PROMPT, older, newer, "same", "duplicate")
+        if not isinstance(same, bool):
             raise ExtractionError("LLM's duplicate judgement is not {same: bool, reason: str}")
-        return same, reason.strip()[:300]
+        return same, reason
 
     def replaces(self, older: str, newer: str) -> tuple[bool | None, str]:
         """Whether the newer statement replaces the older, as the LLM judges (None: it
@@ -202,18 +196,28 @@ class LLMExtractor:
         Raises :class:`ExtractionError` when the endpoint fails or the answer is not
         ``{"replaces": bool | null, "reason": str}``.
         """
+        replaces, reason = self._judge_pair(REPLACES_PROMPT, older, newer, "replaces", "change")
+        if not (replaces is None or isinstance(replaces, bool)):
+            raise ExtractionError(
+                "LLM's change judgement is not {replaces: bool | null, reason: str}"
+            )
+        return replaces, reason
+
+    def _judge_pair(
+        self, prompt: str, older: str, newer: str, key: str, what: str
+    ) -> tuple[Any, str]:
+        """The LLM's answer under ``key`` about an older and a newer memory, and its
+        reason (at most 300 characters); :class:`ExtractionError` when there is none."""
         pair = json.dumps({"older": older[:4_000], "newer": newer[:4_000]})
-        body = self._post(self._payload(REPLACES_PROMPT, pair))
+        body = self._post(self._payload(prompt, pair))
         try:
             answer = self._answer(body)
-            replaces, reason = answer["replaces"], answer.get("reason", "")
+            value, reason = answer[key], answer.get("reason", "")
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
-            raise ExtractionError("LLM answered no usable judgement of a change") from e
-        if not (replaces is None or isinstance(replaces, bool)) or not isinstance(reason, str):
-            raise ExtractionError(
-                "LLM's judgement of a change is not {replaces: bool | null, reason: str}"
-            )
-        return replaces, reason.strip()[:300]
+            raise ExtractionError(f"LLM answered no usable {what} judgement") from e
+        if not isinstance(reason, str):
+            raise ExtractionError(f"LLM's {what} judgement gave a reason that is not text")
+        return value, reason.strip()[:300]
 
     def _payload(self, system: str, user: str) -> dict[str, Any]:
         """A deterministic chat request asking for one JSON object."""

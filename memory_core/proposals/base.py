@@ -20,7 +20,7 @@ from memory_core.traces.model import PRUNED_PREFIX
 log = logging.getLogger(__name__)
 
 KINDS = ("prune", "merge", "conflict")
-KIND_CHOICES = "prune, merge or conflict"
+KIND_CHOICES = f"{', '.join(KINDS[:-1])} or {KINDS[-1]}"
 STATUSES = ("pending", "accepted", "rejected", "undone", "expired")
 DAY = 86_400.0
 # What a proposal file records of each trace: enough to judge it, and to refuse it if changed.

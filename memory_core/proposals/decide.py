@@ -165,7 +165,7 @@ def _apply(conn: Connection, brain: Brain, pid: str, doc: dict[str, Any], now: f
     if doc["kind"] == "conflict":
         older, successor = doc["superseded_id"], doc["successor_id"]
         statement = statement_of(conn, older)
-        at = get_trace(brain, successor, identity=SYSTEM).occurred_at
+        at = float(doc["traces"][1]["occurred_at"])  # the evidence, checked unchanged
         with changing(conn, pid, doc["kind"], statement, now):
             supersede(conn, statement, successor, at=at)
         return f"{', '.join(statement)} superseded by {successor}"
