@@ -371,6 +371,11 @@ def _fact(statement: _Statement, today: date | None) -> Fact | None:
     category = _classify(low, words, specific)
     if category is None:
         return None
+    if category == "action_item" and (statement.dated or _ABSOLUTE_TIME.search(low)):
+        # A to-do with its date is an event on the user's calendar ("dentist on 8
+        # November 2023 at 3:30", "the tax is due by 31 January 2025"): kept as what
+        # happens then, whether or not the agent keeps to-dos.
+        category = "episodic"
     score = _importance(category, low, words, specific, statement)
     importance = round(max(0.05, min(0.95, score)), 2)
     entities = _entities(said)

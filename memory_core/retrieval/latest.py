@@ -32,17 +32,21 @@ from sqlalchemy import Connection, text
 
 from memory_core.embeddings import from_blob
 from memory_core.retrieval import dense, ranking
+from memory_core.supersession.questions import subject_asked
 from memory_core.supersession.slots import (
     USER,
     first_sentence,
-    looks_back,
     persons_named,
+    speaker_subject,
+    subjects_named,
+)
+from memory_core.supersession.telling import (
+    changes,
+    looks_back,
     said_by,
     said_in,
-    speaker_subject,
-    subject_asked,
-    subjects_named,
     tells,
+    tells_news,
 )
 from memory_core.traces.model import TURN_TAG, Trace
 
@@ -126,12 +130,19 @@ def first(
 def _latest(answering: Sequence[str], said: dict[str, _Statement]) -> str:
     """Of the answers, oldest first, the one holding last: each later one replaces the
     one holding unless it looks back ("found my old map from the Sheffield days").
-    Whether a later answer gives another value is not asked of its words: a change
-    often names nothing new ("Kofi went out on his own"), and the answers are
-    already only statements about the subject asked of, close to the question."""
+    A value told as a change ("my GP switched me to bupropion") holds until a later
+    answer tells news -- a change, or something none of the answers before it named:
+    a later remark on it ("getting the meds right has been half the battle") leaves
+    it holding.  A value told plainly gives way to any later answer, which need not
+    name anything new to change it ("Kofi went out on his own")."""
     holding = answering[0]
-    for memory in answering[1:]:
-        if not looks_back(said[memory].said):
+    for k, memory in enumerate(answering[1:], start=1):
+        words = said[memory].said
+        if looks_back(words):
+            continue
+        if not changes(said[holding].said) or tells_news(
+            words, [said[m].said for m in answering[:k]]
+        ):
             holding = memory
     return holding
 
@@ -162,6 +173,7 @@ def _statements(
     wanted = set(memories)
     out: dict[str, _Statement] = {}
     turns: dict[str, Trace] = {}
+    facts: dict[str, _Statement] = {}  # a turn's fact, for a turn not ranked itself
     for c in ranked:
         memory = memory_of[c.facts.seq]
         trace = full[c.facts.seq]
@@ -169,10 +181,14 @@ def _statements(
             continue
         if TURN_TAG in trace.tags:
             turns[memory] = trace
-        elif not memory.startswith("turn:") and (vector := _row(scores, trace.seq)) is not None:
+        elif (vector := _row(scores, trace.seq)) is not None:
             said = said_by(said_in(trace.content), _speaker(trace)).strip()
-            stated = tells(said)
-            out[memory] = _statement(said, _speaker(trace), vector, scores, stated)
+            read = _statement(said, _speaker(trace), vector, scores, tells(said))
+            if not memory.startswith("turn:"):
+                out[memory] = read
+            else:
+                facts.setdefault(memory, read)
+    out |= {m: st for m, st in facts.items() if m not in turns}
     if not turns:
         return out
     vectors = _said_vectors(conn, turns.values(), model)
@@ -181,10 +197,9 @@ def _statements(
         if vector is None and (vector := _row(scores, turn.seq)) is None:
             continue
         said = said_in(turn.content).strip()
-        # A turn states something when extraction drew a fact from it, or when one of
-        # its sentences is a statement (not a question or a request).
-        stated = tells(said)
-        out[memory] = _statement(said, _speaker(turn), vector, scores, stated)
+        # A turn states something when it opens on a statement (not a question or a
+        # request).
+        out[memory] = _statement(said, _speaker(turn), vector, scores, tells(said))
     return out
 
 

@@ -45,7 +45,7 @@ from memory_core.retrieval.query_embedding import (
     Unusable,
 )
 from memory_core.settings import Settings
-from memory_core.supersession.slots import asks_now
+from memory_core.supersession.questions import asks_now
 from memory_core.traces.model import Trace, check_scope, check_tags, check_type
 
 log = logging.getLogger(__name__)

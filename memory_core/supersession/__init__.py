@@ -1,9 +1,11 @@
 """Memory that follows change: a later statement of the same thing supersedes the older.
 
 :mod:`.slots` reads what a statement gives a value of (its subject and
-attribute); :mod:`.chain` links the statements of one slot in time, each valid
-until the next.  Writes of turns and memories read slots and, without an embedder,
-:func:`link` them; with one, :func:`.semantic.follow` does once they are embedded.
+attribute), :mod:`.telling` how it tells it (a change, news, a look back) and
+:mod:`.questions` what a question asks; :mod:`.chain` links the statements of one
+slot in time, each valid until the next.  Writes of turns and memories read slots
+and, without an embedder, :func:`link` them; with one, :func:`.semantic.follow`
+does once they are embedded.
 Search reads ``valid_until`` to rank the current statement first.
 """
 
@@ -12,14 +14,8 @@ from __future__ import annotations
 from memory_core.settings import Settings
 from memory_core.supersession.chain import KnownSubjects, link
 from memory_core.supersession.semantic import asked
-from memory_core.supersession.slots import (
-    USER,
-    changes,
-    said_by,
-    slot_of,
-    slot_stated,
-    slots_of,
-)
+from memory_core.supersession.slots import USER, slot_of, slot_stated, slots_of
+from memory_core.supersession.telling import changes, said_by
 
 __all__ = [
     "USER",

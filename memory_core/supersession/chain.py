@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from sqlalchemy import Connection
 
 from memory_core.brain.db import raw_cursor
-from memory_core.supersession.slots import restates_by_words, said_in
+from memory_core.supersession.telling import restates_by_words, said_in
 
 # The earlier statements of the slot that still held at time t.
 _HELD = (
@@ -54,7 +54,7 @@ def link(
     ``successor`` is the trace of the statement that the ones it supersedes name as
     their successor (a fact rather than its turn, when there is one); ``said`` its
     words: an earlier statement of the slot is superseded only when these restate it
-    (:func:`~memory_core.supersession.slots.restates_by_words`).  Returns how many earlier
+    (:func:`~memory_core.supersession.telling.restates_by_words`).  Returns how many earlier
     traces it superseded.
     """
     marks = ", ".join("?" for _ in statement)

@@ -31,16 +31,14 @@ from memory_core.embedders.base import Embedder
 from memory_core.embeddings import from_blob, to_blob
 from memory_core.errors import EmbedderError
 from memory_core.supersession.chain import KnownSubjects, supersede
-from memory_core.supersession.slots import (
-    attribute_asked,
-    base_attribute,
+from memory_core.supersession.questions import attribute_asked, subject_asked
+from memory_core.supersession.slots import base_attribute, subjects_named
+from memory_core.supersession.telling import (
     looks_back,
     restates,
     restates_by_words,
     said_by,
     said_in,
-    subject_asked,
-    subjects_named,
     tells,
 )
 

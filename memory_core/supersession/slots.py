@@ -22,12 +22,11 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from memory_core.extraction.discourse import statement
 from memory_core.textutil import STOPWORDS
 
 USER = "user"
 
-_RELATIONS = {
+RELATIONS = {
     "mum": "mum", "mom": "mum", "mother": "mum", "mam": "mum", "mummy": "mum",
     "dad": "dad", "father": "dad", "daddy": "dad", "papa": "dad",
     "sister": "sister", "brother": "brother", "wife": "wife", "husband": "husband",
@@ -50,9 +49,9 @@ _RELATIONS = {
     "sister-in-law": "sister-in-law", "brother-in-law": "brother-in-law",
     "son-in-law": "son-in-law", "daughter-in-law": "daughter-in-law",
 }  # fmt: skip
-_REL = "|".join(sorted(_RELATIONS, key=len, reverse=True))
+_REL = "|".join(sorted(RELATIONS, key=len, reverse=True))
 # "my (best|older|...) sister(,) Priya": the relation, then perhaps a name.
-_MY_RELATION = re.compile(
+MY_RELATION = re.compile(
     rf"(?i:\b(?:my|our) (?:(?:best|older|younger|little|big|baby|eldest|oldest|youngest|twin|"
     rf"new|ex|step|elder|old|dear) )*({_REL})\b)(?:,? ([A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b)?",
 )
@@ -84,7 +83,7 @@ class Attribute:
     topics: tuple[tuple[str, re.Pattern[str]], ...] | None = None
 
 
-def _cue(*patterns: str) -> re.Pattern[str]:
+def cue(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns))
 
 
@@ -96,55 +95,55 @@ _NUMBER = r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|
 _PER = r"(?:a|per|each|every) (?:day|night|week|month|morning|evening|weekend)"
 
 _HABIT_TOPICS = (
-    ("coffee", _cue(r"\bcoffee", r"\bespresso", r"\blatte", r"\bflat whites?\b",
+    ("coffee", cue(r"\bcoffee", r"\bespresso", r"\blatte", r"\bflat whites?\b",
                     r"\bcappuccino", r"\bcaffeine", r"\bamericano")),
-    ("tea", _cue(r"\btea\b", r"\bcuppas?\b")),
-    ("alcohol", _cue(r"\balcohol", r"\bbeers?\b", r"\bwine\b", r"\bpints?\b", r"\bdrinks?\b",
+    ("tea", cue(r"\btea\b", r"\bcuppas?\b")),
+    ("alcohol", cue(r"\balcohol", r"\bbeers?\b", r"\bwine\b", r"\bpints?\b", r"\bdrinks?\b",
                      r"\bdrinking\b", r"\bsober\b")),
-    ("smoking", _cue(r"\bcigarettes?\b", r"\bsmok", r"\bvap(?:e|ing)", r"\bfags?\b")),
-    ("screen", _cue(r"\bscreen ?time\b", r"\bon my phone\b", r"\bsocial media\b")),
-    ("sleep", _cue(r"\bsleep", r"\bhours? a night\b", r"\bin bed\b")),
-    ("running", _cue(r"\brun(?:s|ning)?\b", r"\bran\b", r"\bjog", r"\b(?:km|k|miles?) a week\b")),
-    ("walking", _cue(r"\bsteps\b", r"\bwalk")),
-    ("exercise", _cue(r"\bgym\b", r"\bwork ?outs?\b", r"\bworking out\b", r"\blift(?:ing)?\b",
+    ("smoking", cue(r"\bcigarettes?\b", r"\bsmok", r"\bvap(?:e|ing)", r"\bfags?\b")),
+    ("screen", cue(r"\bscreen ?time\b", r"\bon my phone\b", r"\bsocial media\b")),
+    ("sleep", cue(r"\bsleep", r"\bhours? a night\b", r"\bin bed\b")),
+    ("running", cue(r"\brun(?:s|ning)?\b", r"\bran\b", r"\bjog", r"\b(?:km|k|miles?) a week\b")),
+    ("walking", cue(r"\bsteps\b", r"\bwalk")),
+    ("exercise", cue(r"\bgym\b", r"\bwork ?outs?\b", r"\bworking out\b", r"\blift(?:ing)?\b",
                       r"\bswim", r"\bcycl", r"\byoga\b", r"\bclimb")),
-    ("reading", _cue(r"\bbooks? a (?:week|month|year)\b", r"\breading\b")),
-    ("sugar", _cue(r"\bsugar\b", r"\bsweets\b", r"\bchocolate\b", r"\bfizzy\b", r"\bsoda\b")),
-    ("water", _cue(r"\bwater\b")),
+    ("reading", cue(r"\bbooks? a (?:week|month|year)\b", r"\breading\b")),
+    ("sugar", cue(r"\bsugar\b", r"\bsweets\b", r"\bchocolate\b", r"\bfizzy\b", r"\bsoda\b")),
+    ("water", cue(r"\bwater\b")),
 )  # fmt: skip
 _LIKE_TOPICS = (
-    ("music", _cue(r"\bmusic\b", r"\bband\b", r"\balbums?\b", r"\bsongs?\b", r"\bjazz\b",
+    ("music", cue(r"\bmusic\b", r"\bband\b", r"\balbums?\b", r"\bsongs?\b", r"\bjazz\b",
                    r"\brock\b", r"\bindie\b", r"\bpop\b", r"\bhip.?hop\b", r"\brap\b",
                    r"\bclassical\b", r"\bgigs?\b", r"\blisten")),
-    ("films", _cue(r"\bfilms?\b", r"\bmovies?\b", r"\bhorror\b", r"\bcinema\b", r"\brom.?coms?\b",
+    ("films", cue(r"\bfilms?\b", r"\bmovies?\b", r"\bhorror\b", r"\bcinema\b", r"\brom.?coms?\b",
                    r"\bthrillers?\b")),
-    ("tv", _cue(r"\bshows?\b", r"\bseries\b", r"\btv\b", r"\bsitcoms?\b")),
-    ("books", _cue(r"\bbooks?\b", r"\bnovels?\b", r"\bauthor\b", r"\bread(?:ing)?\b")),
-    ("food", _cue(r"\bfood\b", r"\bcuisine\b", r"\beat(?:ing)?\b", r"\bdishes?\b", r"\bspicy\b",
+    ("tv", cue(r"\bshows?\b", r"\bseries\b", r"\btv\b", r"\bsitcoms?\b")),
+    ("books", cue(r"\bbooks?\b", r"\bnovels?\b", r"\bauthor\b", r"\bread(?:ing)?\b")),
+    ("food", cue(r"\bfood\b", r"\bcuisine\b", r"\beat(?:ing)?\b", r"\bdishes?\b", r"\bspicy\b",
                   r"\bsushi\b", r"\bmeat\b", r"\bvegan\b", r"\bvegetarian\b", r"\bcook")),
-    ("drinks", _cue(r"\bcoffee\b", r"\btea\b", r"\bwine\b", r"\bbeer\b", r"\bwhisky\b")),
-    ("sport", _cue(r"\bfootball\b", r"\bsoccer\b", r"\brugby\b", r"\bcricket\b", r"\btennis\b",
+    ("drinks", cue(r"\bcoffee\b", r"\btea\b", r"\bwine\b", r"\bbeer\b", r"\bwhisky\b")),
+    ("sport", cue(r"\bfootball\b", r"\bsoccer\b", r"\brugby\b", r"\bcricket\b", r"\btennis\b",
                    r"\bbasketball\b", r"\bteam\b", r"\bsupporters?\b")),
-    ("games", _cue(r"\bgames?\b", r"\bgaming\b")),
-    ("weather", _cue(r"\bweather\b", r"\bsummer\b", r"\bwinter\b", r"\bcold\b", r"\bheat\b")),
+    ("games", cue(r"\bgames?\b", r"\bgaming\b")),
+    ("weather", cue(r"\bweather\b", r"\bsummer\b", r"\bwinter\b", r"\bcold\b", r"\bheat\b")),
 )  # fmt: skip
 _PLAN_TOPICS = (
-    ("race", _cue(r"\bmarathon\b", r"\bhalf\b", r"\brace\b", r"\b10k\b", r"\btriathlon\b",
+    ("race", cue(r"\bmarathon\b", r"\bhalf\b", r"\brace\b", r"\b10k\b", r"\btriathlon\b",
                   r"\bultra\b")),
-    ("trip", _cue(r"\btrip\b", r"\bholiday\b", r"\bvacation\b", r"\bflights?\b", r"\bfly(?:ing)?\b",
+    ("trip", cue(r"\btrip\b", r"\bholiday\b", r"\bvacation\b", r"\bflights?\b", r"\bfly(?:ing)?\b",
                   r"\btravel", r"\bvisit(?:ing)?\b", r"\bhoneymoon\b")),
-    ("wedding", _cue(r"\bwedding\b", r"\bget(?:ting)? married\b")),
-    ("move", _cue(r"\bmov(?:e|ing) (?:to|out|house|abroad)\b", r"\brelocat")),
-    ("study", _cue(r"\bcourse\b", r"\bdegree\b", r"\bmasters?\b", r"\bphd\b", r"\bexams?\b",
+    ("wedding", cue(r"\bwedding\b", r"\bget(?:ting)? married\b")),
+    ("move", cue(r"\bmov(?:e|ing) (?:to|out|house|abroad)\b", r"\brelocat")),
+    ("study", cue(r"\bcourse\b", r"\bdegree\b", r"\bmasters?\b", r"\bphd\b", r"\bexams?\b",
                    r"\buni(?:versity)?\b", r"\bapply(?:ing)?\b")),
-    ("party", _cue(r"\bparty\b", r"\bbirthday\b", r"\bcelebrat")),
+    ("party", cue(r"\bparty\b", r"\bbirthday\b", r"\bcelebrat")),
 )  # fmt: skip
 
 # Tried in this order; the first whose cue a sentence holds is its attribute.
 ATTRIBUTES: tuple[Attribute, ...] = (
     Attribute(
         "medication",
-        _cue(
+        cue(
             r"\b\d+(?:\.\d+)? ?(?:mg|mcg|µg|ml|units?|iu)\b",
             r"\b(?:dose|dosage|prescri\w*|medication|meds|inhaler|insulin|antidepressants?"
             r"|blood thinner|statins?|tablets?|pills?)\b",
@@ -154,7 +153,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     Attribute(
         "pet",
-        _cue(
+        cue(
             r"\b(?:dogs?|cats?|pupp(?:y|ies)|pups?|kittens?|kitty|hamsters?|rabbits?|bunn(?:y|ies)"
             r"|guinea pigs?|parrots?|budgies?|tortoises?|turtles?|goldfish|fish|horses?|ponies"
             r"|pony|ferrets?|lizards?|snakes?|gecko|pets?)\b",
@@ -162,7 +161,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     Attribute(
         "relationship",
-        _cue(
+        cue(
             r"\b(?:single|dating|engaged|married|divorced?|separated|widowed|proposed|fianc[eé]e?"
             r"|broke up|break ?up|split up|seeing someone|seeing each other|relationship"
             r"|boyfriend|girlfriend|husband|wife|partner|moved in together|first date|dates?)\b",
@@ -170,7 +169,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     Attribute(
         "work",
-        _cue(
+        cue(
             r"\b(?:work(?:s|ing|ed)? as|job as|role as|position as|trained as|retrain\w* as"
             r"|qualified as|became an?|i'?m (?:now )?an? (?:\w+ )?(?:nurse|teacher|engineer"
             r"|developer|designer|manager|doctor|lawyer|accountant|chef|writer|student|tester"
@@ -182,7 +181,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     Attribute(
         "work",
-        _cue(
+        cue(
             r"\b(?:work(?:s|ing|ed)? (?:at|for|in)|job at|shifts? at|joined|hired|employer"
             r"|company|firm|office|started at|new job|offer from|laid off|made redundant"
             r"|redundancy|handed in my notice|left (?:my job|the company)|contract with"
@@ -191,7 +190,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     Attribute(
         "residence",
-        _cue(
+        cue(
             r"\b(?:live[sd]?|living) (?:in|with|at|near|on)\b",
             r"\b(?:mov(?:e|ed|ing) (?:in|into|to|out|back|house|abroad|away)|relocat\w*"
             r"|unpack\w*|keys|landlord|tenancy|lease|mortgage|rent(?:ing|ed)?|flat ?share"
@@ -202,7 +201,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     Attribute(
         "habit",
-        _cue(
+        cue(
             rf"\b{_NUMBER} (?:\w+ ){{0,3}}{_PER}\b",
             r"\b(?:daily|nightly|weekly|times a (?:day|week)|every day|every night|a day"
             r"|per day|average|cut (?:down|back)|down to|up to|gave up|quit|stopped|started)\b",
@@ -211,7 +210,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     Attribute(
         "plan",
-        _cue(
+        cue(
             r"\b(?:plan(?:ning|s|ned)?|going to|gonna|booked|signed up|entered|entry"
             r"|registered|postponed|cancel+ed|moved it to|pushed back|instead|rescheduled"
             r"|next (?:year|month|week|spring|summer|autumn|winter))\b",
@@ -220,7 +219,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     Attribute(
         "likes",
-        _cue(
+        cue(
             r"\b(?:love[sd]?|like[sd]?|enjoy\w*|prefer\w*|favou?rite|hate[sd]?|can'?t stand"
             r"|dislike[sd]?|into|obsessed|fan of|gone off|gave up on|refuses? to|sick of"
             r"|tired of|180|on repeat|converted)\b",
@@ -229,27 +228,12 @@ ATTRIBUTES: tuple[Attribute, ...] = (
     ),
     Attribute(
         "vehicle",
-        _cue(
+        cue(
             r"\b(?:car|cars|motorbike|motorcycle|scooter|van|electric car|drive an?|driving an?)\b"
         ),
     ),
 )
 
-# The words questions of an attribute use.
-_ASKED = (
-    ("work", _cue(r"\b(?:job|jobs|career|employer|profession|occupation|work(?:ing)? (?:at|as|for)"
-                  r"|where do (?:i|they|you|(?:he|she) does) work|role at work|what do i do)\b")),
-    ("residence", _cue(r"\b(?:where (?:do|does|am|is|are) \w+ (?:live|living|based|staying)"
-                       r"|live|living|address|hometown|which (?:town|city|country))\b")),
-    ("relationship", _cue(r"\b(?:single|dating|seeing anyone|seeing someone|relationship"
-                          r"|married|engaged|boyfriend|girlfriend)\b")),
-    ("pet", _cue(r"\b(?:pets?|dogs?|cats?|pupp(?:y|ies)|kittens?)\b")),
-    ("medication", _cue(r"\b(?:medication|meds|dose|dosage|pills?|prescri\w*|tablets?)\b")),
-    ("habit", _cue(r"\b(?:how (?:much|many|often)|a day|a week|per day|per week|daily|weekly)\b")),
-    ("plan", _cue(r"\b(?:plan|plans|planning|when is|when's|going to)\b")),
-    ("likes", _cue(r"\b(?:like|likes|into|favou?rite|enjoy|fan of|hate|can't stand)\b")),
-    ("vehicle", _cue(r"\b(?:car|drive|vehicle)\b")),
-)  # fmt: skip
 _EARLY = 12  # characters into a sentence that its subject is named by
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
@@ -266,18 +250,18 @@ def subjects_named(
     ``known`` or, with ``guess_names``, a capitalised opening word followed by a
     verb of the kind said of people ("Tom switched ...")."""
     # The statement is about them when they are named early, as its subject.
-    if (m := _MY_RELATION.search(sentence)) and m.start() <= _EARLY:
+    if (m := MY_RELATION.search(sentence)) and m.start() <= _EARLY:
         name = m.group(2)
-        return (name or _RELATIONS[m.group(1).lower()]).lower()
+        return (name or RELATIONS[m.group(1).lower()]).lower()
     if m := _THEIR_RELATION.match(sentence.strip()):
         name = m.group(2)
-        return (name or _RELATIONS[m.group(1).lower()]).lower()
+        return (name or RELATIONS[m.group(1).lower()]).lower()
     opening = _OPENING.match(sentence.strip())
     if opening:
         word = opening.group(1)
         low = word.lower()
-        if low in _RELATIONS:
-            return _RELATIONS[low]
+        if low in RELATIONS:
+            return RELATIONS[low]
         if low in known:
             return low
         if not guess_names:
@@ -301,40 +285,13 @@ def first_sentence(text: str) -> str:
 
 def persons_named(text: str) -> set[str]:
     """The names ``text`` gives people by their relation ("my husband Greg": greg)."""
-    return {m.group(2).lower() for m in _MY_RELATION.finditer(text) if m.group(2)}
+    return {m.group(2).lower() for m in MY_RELATION.finditer(text) if m.group(2)}
 
 
 def speaker_subject(speaker: str | None) -> str:
     """The subject of what a speaker says of themselves: their name, or the user."""
     name = (speaker or "").strip().lower().replace("/", " ")
     return name or USER
-
-
-def subject_asked(question: str) -> str:
-    """Whom a question asks about: a relation or name it holds ("where does my sister
-    live", "is Tom still at Tesco"), else the user."""
-    if m := _MY_RELATION.search(question):
-        return (m.group(2) or _RELATIONS[m.group(1).lower()]).lower()
-    words = question.replace("?", " ").split()
-    for word in words[1:]:
-        bare = word.strip(",.!;:").removesuffix("'s")
-        low = bare.lower()
-        if bare[:1].isupper() and bare != "I" and low not in STOPWORDS:
-            return _RELATIONS.get(low, low)
-        if low in _RELATIONS:
-            return _RELATIONS[low]
-    return USER
-
-
-def attribute_asked(question: str) -> str | None:
-    """The attribute a question's words cue: as a statement of it would, or by the
-    words a question of it uses ("what is my job", "where do I live")."""
-    low = question.lower().replace("\u2019", "'")
-    for name, cue in _ASKED:
-        if cue.search(low):
-            return name
-    slot = slot_of(question.replace("?", ".").rstrip() or question)
-    return None if slot is None else base_attribute(slot)
 
 
 def base_attribute(slot: str) -> str:
@@ -364,142 +321,8 @@ def slot_of(sentence: str, known: Collection[str] = (), speaker: str | None = No
     return None if best is None else f"{subjects_named(text, known, speaker)}/{best[1]}"
 
 
-# Words that say a value changed: a statement holding one is an update of what it states.
-_CHANGE = _cue(
-    r"\b(?:now|nowadays|anymore|any more|no longer|these days|at the moment|currently"
-    r"|switched|switching|moved|moving to|relocated|relocating|quit|left my|leaving my"
-    r"|changed|instead|promoted|dropped|down to|up to|cut (?:down|back)|stopped|gave up"
-    r"|given up|took up|became|got (?:married|engaged|divorced)|broke up|split up"
-    r"|separated|traded|sold|upgraded|retired|used to|not .{0,30} anymore|officially"
-    r"|no more|from now on|went back|back to)\b"
-)
-_SPECIFIC = re.compile(r"(?<!^)(?<![.!?] )\b(?:[A-Z][\w'-]+|\d+(?:[.,]\d+)?)")
-
-
-# A question about how things are now: a word of the present ("these days"), or a
-# verb in the present tense asking a value held one at a time ("where do I live",
-# "what's my job") -- not a word of the past ("where did I live", "what was my
-# first job", "what has she done").
-_NOW_WORDS = _cue(
-    r"\b(?:now|nowadays|these days|currently|at the moment|right now|at present|still"
-    r"|anymore|any more|lately|this (?:year|month|week)|today)\b"
-)
-_PAST_WORDS = _cue(
-    r"\b(?:did|was|were|had|used to|back then|at (?:that|the) (?:time|point)|before"
-    r"|previously|originally|formerly|first|ago|last (?:year|month|week|time)"
-    r"|has|have|might|would|could)\b",
-    r"\bin (?:19|20)\d\d\b",
-)
-_PRESENT_VERBS = _cue(r"\b(?:is|are|am|do|does|isn't|aren't|don't|doesn't)\b", r"\w(?:'s|'re|'m)\b")
-
-
-def asks_now(question: str) -> bool:
-    """Whether a question asks how things are now (at the time it is asked)."""
-    low = question.lower().replace("\u2019", "'")
-    if _NOW_WORDS.search(low) is not None:
-        return "did" not in low.split()
-    if _PAST_WORDS.search(low) or not _PRESENT_VERBS.search(low):
-        return False
-    # Without a word of the present, only a value held one at a time is surely asked
-    # as of now ("where does she live"); "what is the name of her puppy" may ask of
-    # any puppy she had.
-    return attribute_asked(question) in SINGLE_VALUED
-
-
-# A look back: a statement about how things were, not how they are ("found my old
-# map from the Sheffield days", "back when he was rewiring flats").
-_LOOKING_BACK = _cue(
-    r"\b(?:used to|back when|back in the day|in those days|(?:thinking|looking|think) back"
-    r"|\w+ days\b(?=\s*[.!,;])"
-    r"|remember(?:ed|ing)?|nostalgi\w*|reminisc\w*|throwback|from when|once upon"
-    r"|(?:my|our|his|her|their|the|\w+'s) old (?!enough\b)\w+"
-    r"|(?:the|that) (?:day|week|month|year|time|summer) (?:i|we|he|she) (?:was|were|met|moved"
-    r"|had|lived|worked|started)"
-    r"|found (?:a|an|the|my|our) (?:old |)(?:photo|picture|video|map|card|letter|certificate"
-    r"|ticket|bib|receipt))\b"
-)
-
-
-def looks_back(statement: str) -> bool:
-    """Whether a statement tells how things were rather than how they are."""
-    return _LOOKING_BACK.search(statement.lower().replace("\u2019", "'")) is not None
-
-
-def tells(said: str) -> bool:
-    """Whether what was said opens on a statement: news comes first ("Started
-    levothyroxine 50 mcg. Do I take it before breakfast?"); what opens on a
-    question or a request asks for something ("Any tips for keeping Dad busy?
-    He was used to his own place."), and an exclamation of how things are ("Funny
-    how quiet Sundays are now") remarks on them rather than telling news."""
-    opening = first_sentence(said)
-    return bool(said) and statement(opening) is not None and not _REMARK.match(opening)
-
-
-# "Funny how ...", "Weird that ...": an exclamative remark.
-_REMARK = re.compile(
-    r"(?i)^(?:(?:it's|it is|so|how|isn't it)\s+)?(?:funny|weird|strange|crazy|amazing|wild|odd"
-    r"|mad|interesting|hilarious|incredible|bizarre|nuts|wonderful|sad|mental)\s+(?:how|that)\b"
-)
-
-
-def said_in(content: str) -> str:
-    """What the user said in a trace's words: a turn's user paragraphs ("User: ...",
-    "User (Ana): ..."), without their labels; any other content whole."""
-    if not content.startswith("User"):
-        return content
-    parts = [p for p in content.split("\n\n") if p.startswith("User")]
-    return " ".join(p.split(": ", 1)[1] if ": " in p else p for p in parts)
-
-
-def said_by(content: str, speaker: str | None) -> str:
-    """A memory's words without the speaker's label it may open with ("Ana: ...")."""
-    if speaker and content.startswith(f"{speaker}: "):
-        return content[len(speaker) + 2 :]
-    return content
-
-
-def changes(statement: str) -> bool:
-    """Whether a statement says that something changed ("moved", "now", "no longer")."""
-    return _CHANGE.search(statement.lower().replace("\u2019", "'")) is not None
-
-
-def restates(new: str, old: str) -> bool:
-    """Whether ``new`` plausibly gives another value of what ``old`` stated: it says
-    something changed, or the two name different specifics (places, names, amounts).
-    A second mention of the same values ("I love painting", later "painting again
-    today") is not an update."""
-    if changes(new):
-        return True
-    theirs, ours = _specifics(old), _specifics(new)
-    return bool(theirs) and bool(ours) and not ours <= theirs
-
-
-def _specifics(statement: str) -> set[str]:
-    """The specifics a statement names (capitalised words, numbers), leaving out what
-    names no value: "I" and its contractions, the one spoken to ("Thanks, Ben!"),
-    and the day a fact was stamped with when it was told ("(as of 1 March 2023)")."""
-    text = _VOCATIVE.sub(" ", _STAMP.sub("", statement))
-    return {w.lower() for w in _SPECIFIC.findall(text) if not _I.fullmatch(w)}
-
-
-_I = re.compile(r"I(?:'[a-z]+)?")
-_STAMP = re.compile(r" \(as of [^)]*\)")
-_VOCATIVE = re.compile(
-    r"(?i:\b(?:thanks|thank you|hey|hi|hello|cheers|wow|yeah|yes|oh|aw+|congrats"
-    r"|congratulations|sorry|love you|miss you|good luck|bye|see ya)),?\s+[A-Z][a-z]+\b"
-)
-
-
 # Attributes holding one value at a time: any change of them replaces the value.
 SINGLE_VALUED = frozenset({"residence", "work", "relationship", "vehicle"})
-
-
-def restates_by_words(new: str, old: str, slot: str) -> bool:
-    """:func:`restates`, by words alone (no embedder to weigh meaning): the slot holds
-    one value at a time (where someone lives, works) and ``new`` says it changed.
-    Words cannot tell whether a habit, a liking or a plan is the same one: without
-    an embedder those are left unchained."""
-    return changes(new) and base_attribute(slot) in SINGLE_VALUED and bool(old.strip())
 
 
 def slot_stated(

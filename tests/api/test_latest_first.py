@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import memory_core as mc
-from memory_core.supersession.slots import asks_now
+from memory_core.supersession.questions import asks_now
 from reverie.compose import Process
 from tests.api.conftest import post_turn
 
@@ -107,6 +107,44 @@ def test_questions_of_the_past_are_not_questions_of_now() -> None:
     assert not asks_now("Where was I living at that point?")
     assert not asks_now("What did I do for work in 2021?")
     assert not asks_now("What was my first job?")
+    # In the present tense, a plan asks how it stands -- unless one of several is asked.
+    assert asks_now("When is my cello exam?")
+    assert asks_now("When does our loft conversion start?")
+    assert not asks_now("When is her second recital?")
+
+
+def test_a_later_remark_that_tells_nothing_new_leaves_the_change_first(
+    client: TestClient, workers: Process
+) -> None:
+    _post(client, "Been on sertraline since spring for my anxiety. Sleep is patchy.", T0)
+    _post(client, "What's a good podcast about the history of maps?", T0 + 10 * DAY)
+    switched = _post(
+        client,
+        "My psychiatrist moved me over to escitalopram last week. Fewer side effects so far.",
+        T0 + 90 * DAY,
+    )
+    # After it: a remark on the same thing naming nothing new, other talk.
+    _post(
+        client, "Sorting out the medication has honestly made the autumn bearable.", T0 + 110 * DAY
+    )
+    _post(client, "How long should I rest a steak after cooking it?", T0 + 115 * DAY)
+    workers.join()
+    assert _turn(_first(client, "Which antidepressant am I on now?")) == switched
+
+
+def test_a_change_that_names_the_old_value_is_no_look_back(
+    client: TestClient, workers: Process
+) -> None:
+    _post(client, "The car I drive is a trusty 2009 Fiat Panda; it just passed its MOT again.", T0)
+    _post(client, "Tips for keeping basil alive on a windowsill?", T0 + 15 * DAY)
+    traded = _post(
+        client,
+        "Traded in the old Panda and picked up a secondhand Kia Niro. So quiet on the motorway.",
+        T0 + 200 * DAY,
+    )
+    _post(client, "What's a good audiobook for a long drive?", T0 + 210 * DAY)
+    workers.join()
+    assert _turn(_first(client, "What car do I drive?")) == traded
 
 
 def test_news_of_someone_near_them_or_a_remark_after_the_change_does_not_answer(

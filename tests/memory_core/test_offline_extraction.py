@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.extraction import OfflineExtractor
+import memory_core as mc
+from memory_core.extraction import OfflineExtractor, make_extract
 
 offline = OfflineExtractor()
 
@@ -67,6 +68,26 @@ def test_a_reminder_asked_for_politely_is_kept() -> None:
         "User: Remind me no solid food till 13 May 2023."
     )
     assert contents("Please help me write a toast for the wedding.") == []
+
+
+def test_a_to_do_with_a_date_is_kept_under_the_default_personality() -> None:
+    """Without a conscientious personality the agent keeps no to-dos, but an
+    appointment or a deadline with its date is an event on the user's calendar."""
+    extract = make_extract(mc.load_settings())
+    kept = [
+        f.content
+        for f in extract(
+            "Note to self: vet appointment for Biscuit next Thursday at "
+            "4:10, and I need to book the car's MOT.",
+            "",
+            when=MONDAY,
+        ).facts
+    ]
+    assert kept == [
+        "User: Note to self: vet appointment for Biscuit on 11 May 2023 at 4:10, and I need to "
+        "book the car's MOT."
+    ]
+    assert extract("I need to call the bank about the card.", "", when=MONDAY).facts == []
 
 
 def test_two_plain_sentences_become_two_facts() -> None:

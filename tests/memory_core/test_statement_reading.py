@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.supersession.slots import looks_back, subjects_named, tells
+from memory_core.supersession.slots import subjects_named
+from memory_core.supersession.telling import looks_back, tells, tells_news
 
 
 @pytest.mark.parametrize(
@@ -51,7 +52,28 @@ def test_what_tells_news(said: str, news: bool) -> None:
         ("lol found my old shopify hoodie at the back of the closet.", True),
         ("Down to one coffee a day now.", False),
         ("Kofi went out on his own, he's running a solar panel company.", False),
+        # The old value named to say it was replaced is a change, not a look back.
+        ("Sold the old Corsa and bought a little electric Fiat.", False),
+        # "these days" is now; a comparison with the past is no change.
+        ("Just the one glass of wine on Fridays these days.", False),
+        ("I spend much more time indoors now than I used to, honestly.", True),
+        ("My old Kindle is still in a drawer, should sell it before it loses any more value.", True),
     ],
 )
 def test_what_looks_back(said: str, back: bool) -> None:
     assert looks_back(said) is back
+
+
+@pytest.mark.parametrize(
+    ("said", "news"),
+    [
+        ("Still a bit gutted about Valencia, I'd had the flights booked for months.", False),
+        ("Sorting the meds out has made this winter so much easier.", False),
+        ("Running the Lisbon half in March instead.", True),  # a change
+        ("The consultant moved me onto apixaban.", True),
+        ("Signed up for the Lisbon half, 13.1 miles of hills.", True),  # something not named
+    ],
+)
+def test_what_tells_something_the_earlier_statements_did_not(said: str, news: bool) -> None:
+    earlier = ["Got a place in the Valencia half marathon for the spring!"]
+    assert tells_news(said, earlier) is news
