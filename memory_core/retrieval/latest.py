@@ -32,7 +32,7 @@ from sqlalchemy import Connection, text
 
 from memory_core.embeddings import from_blob
 from memory_core.retrieval import dense, ranking
-from memory_core.supersession.questions import subject_asked
+from memory_core.supersession.questions import attribute_asked, subject_asked
 from memory_core.supersession.slots import (
     USER,
     first_sentence,
@@ -43,6 +43,7 @@ from memory_core.supersession.slots import (
 from memory_core.supersession.telling import (
     changes,
     looks_back,
+    moves_plan,
     said_by,
     said_in,
     tells,
@@ -118,8 +119,13 @@ def first(
     if not answering:
         return list(ranked)
     when = {memory_of[c.facts.seq]: c.facts.occurred_at for c in ranked}
-    latest = _latest(sorted(answering, key=lambda m: when[m]), about)
-    if latest == order[0]:
+    answering.sort(key=lambda m: when[m])
+    # A plan is told of again before and after it happens ("we went camping last
+    # weekend"): only a change of it ("postponed to June", "kicks off on 8 January")
+    # replaces the plan as it stands, and with none the ranking's order is kept.
+    plan = attribute_asked(question) == "plan"
+    latest = _latest(answering, about, plan=plan)
+    if latest == order[0] or (plan and latest == answering[0]):
         return list(ranked)
     ahead = [c for c in ranked if memory_of[c.facts.seq] == latest]
     for c in ahead:
@@ -127,22 +133,22 @@ def first(
     return ahead + [c for c in ranked if memory_of[c.facts.seq] != latest]
 
 
-def _latest(answering: Sequence[str], said: dict[str, _Statement]) -> str:
+def _latest(answering: Sequence[str], said: dict[str, _Statement], *, plan: bool = False) -> str:
     """Of the answers, oldest first, the one holding last: each later one replaces the
     one holding unless it looks back ("found my old map from the Sheffield days").
     A value told as a change ("my GP switched me to bupropion") holds until a later
     answer tells news -- a change, or something none of the answers before it named:
     a later remark on it ("getting the meds right has been half the battle") leaves
     it holding.  A value told plainly gives way to any later answer, which need not
-    name anything new to change it ("Kofi went out on his own")."""
+    name anything new to change it ("Kofi went out on his own").  Of a ``plan``, only
+    an answer that changes it (:func:`moves_plan`) replaces the one holding."""
     holding = answering[0]
     for k, memory in enumerate(answering[1:], start=1):
         words = said[memory].said
-        if looks_back(words):
+        earlier = [said[m].said for m in answering[:k]]
+        if looks_back(words) or (plan and not moves_plan(words, earlier)):
             continue
-        if not changes(said[holding].said) or tells_news(
-            words, [said[m].said for m in answering[:k]]
-        ):
+        if not changes(said[holding].said) or tells_news(words, earlier):
             holding = memory
     return holding
 

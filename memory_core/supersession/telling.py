@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 from memory_core.extraction.discourse import statement
+from memory_core.extraction.english import MONTHS
 from memory_core.supersession.slots import SINGLE_VALUED, base_attribute, cue, first_sentence
 
 # Words that say a value changed: a statement holding one is an update of what it states.
@@ -21,10 +22,11 @@ _CHANGE = cue(
     r"|moving to|relocated|relocating|quit|left my|leaving my|changed|instead|promoted"
     r"|dropped|down to|up to|cut (?:down|back)|stopped"
     r"|gave up|given up|took up|became|become|got (?:married|engaged|divorced)|broke up"
-    r"|split up|joined|accepted (?:a|an|the) (?:[\w-]+ ){0,3}(?:offer|job|position|role)"
+    r"|split up|accepted (?:a|an|the) (?:[\w-]+ ){0,3}(?:offer|job|position|role)"
     r"|separated|traded|sold|upgraded|retired|used to|not .{0,30} anymore|officially"
     r"|no more|from now on|(?:from|starting|as of) (?:today|tomorrow)|went back|back to"
-    r"|back home|(?:my|our|his|her|their) new)\b"
+    r"|back home|(?:my|our|his|her|their) new|postponed|rescheduled|pushed back|brought forward"
+    r"|delayed|cancell?ed|called off)\b"
 )
 _SPECIFIC = re.compile(r"(?<!^)(?<![.!?] )\b(?:[A-Z][\w'-]+|\d+(?:[.,]\d+)?)")
 
@@ -120,6 +122,31 @@ def tells_news(statement: str, earlier: Sequence[str]) -> bool:
         return True
     named = set().union(*(_specifics(e) for e in earlier))
     return bool(_specifics(statement) - named)
+
+
+def moves_plan(statement: str, earlier: Sequence[str]) -> bool:
+    """Whether ``statement`` changes a plan the ``earlier`` statements told: it says
+    something changed ("postponed", "cancelled"), or it gives a day none of them
+    gave ("kicks off on 8 January")."""
+    if changes(statement):
+        return True
+    told = set().union(*(_days(e) for e in earlier))
+    return bool(_days(statement) - told)
+
+
+def _days(statement: str) -> set[str]:
+    """The days of the year a statement names ("8 January", "March 3rd")."""
+    return {
+        f"{int(m['d1'] or m['d2'])} {(m['m1'] or m['m2'])[:3]}"
+        for m in _DAY_OF_YEAR.finditer(statement.lower())
+    }
+
+
+_MONTH = "|".join(f"{m}|{m[:3]}" for m in MONTHS)
+_DAY_OF_YEAR = re.compile(
+    rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH})"
+    rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)\b"
+)
 
 
 def _specifics(statement: str) -> set[str]:

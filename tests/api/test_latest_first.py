@@ -186,3 +186,38 @@ def test_the_only_statement_of_it_goes_ahead_of_talk_about_others(
     )
     workers.join()
     assert _turn(_first(client, "What do I do for a living now?")) == yoga
+
+
+def test_a_plan_changed_answers_before_the_plan_first_told(
+    client: TestClient, workers: Process
+) -> None:
+    _post(client, "My viola grade 6 exam is on 14 March at 11:20. Scales are a mess.", T0)
+    _post(client, "What's a good warm-up routine for string players?", T0 + 7 * DAY)
+    moved = _post(
+        client,
+        "The exam board rescheduled my viola exam, the new slot is 2 May in the afternoon.",
+        T0 + 20 * DAY,
+    )
+    _post(client, "How do I stop my bow arm shaking when I'm nervous?", T0 + 25 * DAY)
+    workers.join()
+    assert _turn(_first(client, "When is my viola exam?")) == moved
+
+
+def test_a_plan_told_of_again_without_a_change_keeps_the_ranking(
+    client: TestClient, workers: Process
+) -> None:
+    planned = _post(
+        client, "We're planning a canal boat trip on the Llangollen for the first week of June.", T0
+    )
+    _post(client, "Best waterproof jacket for walking in the rain?", T0 + 10 * DAY)
+    _post(
+        client,
+        "The canal boat was glorious, the aqueduct was terrifying and the kids loved steering.",
+        T0 + 120 * DAY,
+    )
+    workers.join()
+    question = "When is our canal boat trip on the Llangollen?"
+    hits = client.get("/v1/search", params={"q": question, "scope_id": "ana", "limit": 5})
+    ranked = [_turn(h) for h in hits.json()["results"]]
+    assert ranked[0] == planned
+    assert "latest" not in hits.json()["results"][0]["adjustments"]

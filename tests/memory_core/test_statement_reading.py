@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory_core.supersession.slots import subjects_named
-from memory_core.supersession.telling import looks_back, tells, tells_news
+from memory_core.supersession.telling import looks_back, moves_plan, tells, tells_news
 
 
 @pytest.mark.parametrize(
@@ -57,7 +57,7 @@ def test_what_tells_news(said: str, news: bool) -> None:
         # "these days" is now; a comparison with the past is no change.
         ("Just the one glass of wine on Fridays these days.", False),
         ("I spend much more time indoors now than I used to, honestly.", True),
-        ("My old Kindle is still in a drawer, should sell it before it loses any more value.", True),
+        ("My old Kindle is in a drawer, should sell it before it loses any more value.", True),
     ],
 )
 def test_what_looks_back(said: str, back: bool) -> None:
@@ -77,3 +77,17 @@ def test_what_looks_back(said: str, back: bool) -> None:
 def test_what_tells_something_the_earlier_statements_did_not(said: str, news: bool) -> None:
     earlier = ["Got a place in the Valencia half marathon for the spring!"]
     assert tells_news(said, earlier) is news
+
+
+@pytest.mark.parametrize(
+    ("said", "moved"),
+    [
+        ("The surveyor's off sick, so the loft work is pushed back to the autumn.", True),
+        ("Great news, the roofer had a gap, so we start on 14 October!", True),  # another day
+        ("Loft conversion still on for 2 September, skip arrives the day before.", False),
+        ("The loft is finished and the light up there is gorgeous.", False),
+    ],
+)
+def test_what_changes_a_plan(said: str, moved: bool) -> None:
+    earlier = ["Our loft conversion starts on 2 September, six weeks of dust."]
+    assert moves_plan(said, earlier) is moved
