@@ -157,6 +157,15 @@ def _splice(text: str, edits: list[tuple[int, int, str]]) -> str:
     return "".join([*parts, text[last:]])
 
 
+def names_day(sentence: str) -> bool:
+    """Whether a sentence names a day or a span of its own ("next Friday", "in May",
+    "yesterday", "on 3 June"); a time of day alone ("at 7:15") does not."""
+    if not _mentions_time(sentence):
+        return False
+    low = _lower(_SHORT_MONTH.sub(_full_name, _SHORT_WEEKDAY.sub(_full_name, sentence)))
+    return bool(_PHRASE.search(low) or _BARE_MONTH.search(low))
+
+
 def _mentions_time(sentence: str) -> bool:
     """A cheap first look: most sentences name no time, and the phrase search is costly."""
     return any(w in _TIME_WORDS or w[0].isdigit() for w in _TOKEN.findall(sentence.lower()))

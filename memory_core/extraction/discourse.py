@@ -176,9 +176,35 @@ def is_fragment(sentence: str) -> bool:
 
 def refers_back(sentence: str) -> bool:
     """Whether the sentence only makes sense with the one before it: it names what that
-    one told of ("Her name's Pickle."), or its subject points back ("It's the best part
-    of my week.", "Been there since 2019.", "If it comes through I start in Jan.")."""
-    return bool(_REFERS_BACK.match(sentence))
+    one told of ("Her name's Pickle."), its subject points back ("It's the best part
+    of my week.", "Been there since 2019.", "If it comes through I start in Jan."), or
+    it leaves out the thing it speaks of ("Eyeing the Cardiff one next.", "I'd been on
+    50 mg since March.")."""
+    return bool(
+        _REFERS_BACK.match(sentence)
+        or _LEFT_OUT.search(sentence)
+        or (_OBJECT_POINTS_BACK.search(sentence) and not _names_anything(sentence))
+    )
+
+
+def _names_anything(sentence: str) -> bool:
+    """Whether a capitalised word past the first names something (not a day or month)."""
+    return any(
+        w[:1].isupper() and w != "I" and w.lower().strip(".,;:!?") not in _TIMES
+        for w in sentence.split()[1:]
+    )
+
+
+# What was done to the thing just named, naming nothing of its own ("I have to let
+# them know by Friday.").
+_OBJECT_POINTS_BACK = re.compile(r"(?<=[a-z] )(?:them|it)\b(?!'s| (?:is|was|are|were)\b)")
+_TIMES = frozenset(MONTHS) | frozenset(WEEKDAYS)
+# One more of what was just named ("the Cardiff one"), an amount of it ("on 50 mg").
+_LEFT_OUT = re.compile(
+    r"\bthe (?:[\w-]+ )?ones?\b(?! (?:of|who|that|which|i|we|you)\b)"
+    r"|\b(?:on|at|to|from) \d+(?:[.,]\d+)?\s*(?:mg|mcg|ml|units?)\b",
+    re.IGNORECASE,
+)
 
 
 def expand_shorthand(sentence: str) -> str:

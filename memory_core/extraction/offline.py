@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from memory_core.extraction.base import Extraction, Fact
-from memory_core.extraction.dates import resolve_times, written_day
+from memory_core.extraction.dates import names_day, resolve_times, written_day
 from memory_core.extraction.discourse import (
     expand_shorthand,
     is_fragment,
@@ -257,7 +257,12 @@ def _statements(text: str, today: date | None) -> list[_Statement]:
         said, named = resolve_pronouns(expand_shorthand(said), history)
         history.append(said)
         written, dated = resolve_times(said, today) if today else (said, False)
-        if joinable and (continues or is_fragment(said)):
+        # Of nothing and no one of the user's, at no time of its own ("Flight's at 7:15
+        # out of Newark.", "Legs are wrecked."): it goes on with what the user just
+        # told, and alone would not say what it is about.  One with its own day
+        # ("Physio starts next Friday.") tells something else.
+        goes_on = not (named or _about_user(said) or names_day(said))
+        if joinable and (continues or goes_on or is_fragment(said)):
             last = kept[-1]
             last.text = f"{last.text} {written}"
             last.said = f"{last.said} {said}"

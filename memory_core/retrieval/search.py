@@ -24,19 +24,19 @@ retrieval feedback is its caller's to enqueue.
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, text
 
-from memory_core import supersession, timeref
+from memory_core import timeref
 from memory_core.auth import Identity, acting
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable, InvalidArgument
-from memory_core.retrieval import dense, latest, lexical, ranking, relevance
+from memory_core.retrieval import asking, dense, latest, lexical, ranking, relevance
+from memory_core.retrieval.filters import Filters, check_as_of, check_limit, check_min_score
 from memory_core.retrieval.lexical import natural_query
 from memory_core.retrieval.query_embedding import (
     QueryEmbedder,
@@ -44,6 +44,7 @@ from memory_core.retrieval.query_embedding import (
     SearchEmbedder,
     Unusable,
 )
+from memory_core.retrieval.results import SearchHit, SearchResponse
 from memory_core.settings import Settings
 from memory_core.supersession.questions import asks_now
 from memory_core.traces.model import Trace, check_scope, check_tags, check_type
@@ -51,165 +52,10 @@ from memory_core.traces.model import Trace, check_scope, check_tags, check_type
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-MAX_LIMIT = 100
 VECTOR = "vector"
 _ID_CHUNK = 500
 
 __all__ = ["Filters", "SearchHit", "SearchResponse", "natural_query", "search"]
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One result: the trace, its final score and how it was reached."""
-
-    trace: Trace
-    score: float
-    strength: float
-    channels: dict[str, dict[str, Any]]
-    fused: float = 0.0
-    adjustments: dict[str, float] = field(default_factory=dict)
-    relevance: float = 0.0
-    # The statement that superseded this one (None: it is current, or states nothing).
-    successor: Trace | None = None
-    # Whether it held at the search's time (now, or ``as_of``).
-    current: bool = True
-    # The other traces of the same memory that matched: a fact's turn, a turn's facts.
-    attached: list[Trace] = field(default_factory=list)
-
-    def validity(self) -> dict[str, Any]:
-        """When the hit held, and what replaced it: the part every view of a hit shows."""
-        t = self.trace
-        out: dict[str, Any] = {
-            "current": self.current,
-            "valid_from": timeref.iso(t.valid_from),
-            "valid_until": timeref.iso(t.valid_until) if t.valid_until is not None else None,
-        }
-        if t.superseded_by is not None:
-            successor = self.successor
-            out["superseded_by"] = {
-                "id": t.superseded_by,
-                **({"content": successor.content} if successor is not None else {}),
-                **(
-                    {"occurred_at": timeref.iso(successor.occurred_at)}
-                    if successor is not None
-                    else {}
-                ),
-            }
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        t = self.trace
-        return {
-            "id": t.id,
-            "content": t.content,
-            "type": t.type,
-            "scope": t.scope,
-            "scope_id": t.scope_id,
-            "tags": t.tags,
-            "strength": round(self.strength, 6),
-            "score": round(self.score, 6),
-            "fused": round(self.fused, 6),
-            "channels": self.channels,
-            "adjustments": {k: round(v, 6) for k, v in self.adjustments.items()},
-            "relevance": round(self.relevance, 6),
-            "occurred_at": timeref.iso(t.occurred_at),
-            "created_at": timeref.iso(t.created_at),
-            **self.validity(),
-            "attached": self.attached_view(),
-            "metadata": t.metadata,
-        }
-
-    def attached_view(self) -> list[dict[str, Any]]:
-        """The other traces of the hit's memory that matched, briefly."""
-        return [{"id": a.id, "type": a.type, "content": a.content} for a in self.attached]
-
-
-@dataclass(frozen=True)
-class SearchResponse:
-    """A search's results, how BM25 read the query, and the channels used or missed."""
-
-    results: list[SearchHit]
-    mode: str  # how BM25 read the query: "fts" or "natural"
-    fts_query: str
-    degraded: list[str] = field(default_factory=list)
-    channels: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "results": [h.to_dict() for h in self.results],
-            "mode": self.mode,
-            "query": self.fts_query,
-            "channels": self.channels,
-            "degraded": self.degraded,
-        }
-
-
-@dataclass(frozen=True)
-class Filters:
-    """The hard filters of a search; a trace failing one is never ranked."""
-
-    type: str | None = None
-    scope: str | None = None
-    scope_id: str | None = None
-    tags: tuple[str, ...] = ()
-    as_of: float | None = None
-    within: frozenset[str] | None = None  # the caller is confined to these scope ids
-
-    def only_active(self) -> bool:
-        """Whether "not deleted" is the only filter (BM25 then ranks in the index alone)."""
-        return (
-            self.type is None
-            and self.scope is None
-            and self.scope_id is None
-            and not self.tags
-            and self.as_of is None
-            and self.within is None
-        )
-
-    def sql(self) -> tuple[str, dict[str, Any]]:
-        """An SQL condition over ``t`` (memory_traces) and its parameters."""
-        if self.as_of is None:
-            clauses = ["t.deleted = 0"]
-            params: dict[str, Any] = {}
-        else:
-            clauses = [
-                "t.occurred_at <= :f_as_of",
-                "(t.deleted = 0 OR coalesce(t.deleted_at, t.updated_at) > :f_as_of)",
-            ]
-            params = {"f_as_of": self.as_of}
-        if self.type is not None:
-            clauses.append("t.type = :f_type")
-            params["f_type"] = self.type
-        if self.scope is not None:
-            clauses.append("t.scope = :f_scope")
-            params["f_scope"] = self.scope
-        if self.scope_id is not None:
-            clauses.append("t.scope_id = :f_scope_id")
-            params["f_scope_id"] = self.scope_id
-        if self.within is not None:
-            marks = ", ".join(f":f_within{i}" for i in range(len(self.within)))
-            clauses.append(f"t.scope_id IN ({marks})" if marks else "0")
-            params.update({f"f_within{i}": v for i, v in enumerate(sorted(self.within))})
-        for i, tag in enumerate(self.tags):
-            clauses.append(f"EXISTS (SELECT 1 FROM json_each(t.tags) WHERE value = :f_tag{i})")
-            params[f"f_tag{i}"] = tag
-        return " AND ".join(clauses), params
-
-
-def check_limit(limit: Any) -> int:
-    """``limit`` when it is an integer from 1 to :data:`MAX_LIMIT`, else InvalidArgument."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidArgument(f"limit must be an integer from 1 to {MAX_LIMIT}; got {limit!r}")
-    return limit
-
-
-def check_as_of(value: Any) -> float | None:
-    """``value`` as epoch seconds when it is a finite number (or None), else InvalidArgument."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InvalidArgument(f"as_of must be a time (epoch seconds); got {value!r}")
-    return float(value)
 
 
 def search(
@@ -268,7 +114,7 @@ def search(
         similar = s.search_vector_min_similarity
         cands, scores = _candidates(conn, lex, scores, depth, where, params, similar)
         named = timeref.named_periods(query, now)
-        answers, lifted = _asking(
+        answers, lifted = asking.answering(
             conn, brain, query, cands, scores, vector_search, where, params, now
         )
         ranked = _rank(cands, query, scores, now, s, [p for p, _ in named], lifted)
@@ -380,12 +226,6 @@ def memory_of(trace: Trace) -> str:
     facts drawn from it are one), else the trace alone."""
     turn = trace.metadata.get("turn_id")
     return f"turn:{turn}" if isinstance(turn, str) and turn else trace.id
-
-
-def check_min_score(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise InvalidArgument(f"min_score must be a number from 0 to 1; got {value!r}")
-    return float(value)
 
 
 def _query_weights(conn: Connection, brain: Brain, query: str) -> dict[str, float]:
@@ -549,114 +389,6 @@ def _facts(
             for row in cursor.execute(sql, params):
                 out[int(row[0])] = ranking.Facts.from_row(row)
     return out
-
-
-def _asked(
-    brain: Brain,
-    query: str,
-    scores: dense.DenseScores | None,
-    vector_search: dense.VectorSearch | None,
-) -> frozenset[str]:
-    """The slots the query asks the value of (by its words, and by its vector when the
-    vector channel answered); none when asking lifts nothing."""
-    if brain.settings.search_asked_boost <= 0:
-        return frozenset()
-    if scores is None or vector_search is None:
-        return supersession.asked(query, None, brain, None)
-    return supersession.asked(query, scores.query, brain, vector_search.embedder.embedder)
-
-
-# How many of the statements holding of what a query asks join its candidates.
-_STATEMENTS_ASKED = 10
-
-
-def _statements_of(
-    conn: Connection,
-    asked: frozenset[str],
-    cands: Sequence[ranking.Candidate],
-    scores: dense.DenseScores | None,
-    where: str | None,
-    params: dict[str, Any],
-    now: float,
-) -> list[ranking.Candidate]:
-    """The statements holding at ``now`` of the slots a query asks, that no channel found:
-    "what is my job" finds "I became a teacher" though neither word is in it.  They
-    rank as any candidate (on the vector channel's score of them, when it answered)."""
-    if not asked:
-        return []
-    known = {c.facts.seq for c in cands}
-    marks = " OR ".join(
-        f"t.slot = :a_slot{i} OR t.slot LIKE :a_topic{i}" for i in range(len(asked))
-    )
-    slots = {f"a_slot{i}": slot for i, slot in enumerate(sorted(asked))}
-    topics = {f"a_topic{i}": f"{slot}:%" for i, slot in enumerate(sorted(asked))}
-    rows = conn.execute(
-        text(
-            f"SELECT {ranking.FACT_COLUMNS} FROM memory_traces t "
-            f"WHERE ({marks}) AND (t.valid_until IS NULL OR t.valid_until > :a_now) "
-            f"AND {where or 't.deleted = 0'} ORDER BY t.occurred_at DESC LIMIT :a_n"
-        ),
-        {**params, **slots, **topics, "a_now": now, "a_n": _STATEMENTS_ASKED},
-    ).all()
-    found = []
-    for row in rows:
-        facts = ranking.Facts.from_row(row)
-        if facts.seq in known:
-            continue
-        c = ranking.Candidate(facts)
-        if scores is not None:
-            c.vector_score = scores.of(facts.seq)
-        found.append(c)
-    return found
-
-
-def _asking(
-    conn: Connection,
-    brain: Brain,
-    query: str,
-    cands: list[ranking.Candidate],
-    scores: dense.DenseScores | None,
-    vector_search: dense.VectorSearch | None,
-    where: str | None,
-    params: dict[str, Any],
-    now: float,
-) -> tuple[frozenset[int], frozenset[int]]:
-    """What the query asks the value of, answered: the statements of it holding at
-    ``now`` join ``cands`` (in place); returns those among the candidates (by seq),
-    and those of them that changed an earlier value (lifted)."""
-    asked = _asked(brain, query, scores, vector_search)
-    cands += _statements_of(conn, asked, cands, scores, where, params, now)
-    answers = _answers(asked, cands, now)
-    return answers, (_changed(conn, answers) if answers else answers)
-
-
-def _answers(
-    asked: frozenset[str], cands: Sequence[ranking.Candidate], now: float
-) -> frozenset[int]:
-    """The candidates (by seq) stating, as of ``now``, the value of a slot the query asks."""
-    return frozenset(
-        c.facts.seq
-        for c in cands
-        if c.facts.slot is not None
-        and c.facts.slot.split(":", 1)[0] in asked
-        and (c.facts.valid_until is None or c.facts.valid_until > now)
-    )
-
-
-def _changed(conn: Connection, answers: frozenset[int]) -> frozenset[int]:
-    """Of these, the ones that superseded an earlier statement: the latest value of
-    something that changed, lifted so that it ranks above the older values (a
-    statement with no history ranks as any other)."""
-    if not answers:
-        return frozenset()
-    marks = ", ".join(str(seq) for seq in sorted(answers))
-    rows = conn.execute(
-        text(
-            f"SELECT t.seq FROM memory_traces t WHERE t.seq IN ({marks}) AND EXISTS "
-            "(SELECT 1 FROM memory_traces p WHERE p.superseded_by = t.id)"
-        )
-    )
-    return frozenset(int(r[0]) for r in rows)
 
 
 def _successors(conn: Connection, traces: Iterable[Trace]) -> dict[str, Trace]:

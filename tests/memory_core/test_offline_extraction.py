@@ -205,6 +205,37 @@ def test_a_verbless_fragment_stays_with_the_sentence_it_continues() -> None:
     assert facts == ["User: I can't sleep again. Third night in the week of 8 May 2023."]
 
 
+@pytest.mark.parametrize(
+    ("user", "fact"),
+    [
+        # An amount of what was just named, one more of it, something done to it.
+        (
+            "The GP put my amlodipine up to 10 mg. I'd been on 5 mg since January.",
+            "User: The GP put my amlodipine up to 10 mg. I'd been on 5 mg since January 2023.",
+        ),
+        (
+            "Finished my first 10k on Sunday in 58 minutes! Already eyeing the Leeds one.",
+            "User: Finished my first 10k on 7 May 2023 in 58 minutes! Already eyeing the Leeds "
+            "one.",
+        ),
+        (
+            "The landlord offered us a two-year lease on the flat. We have to tell him by Friday "
+            "and I want to sign it.",
+            "User: The landlord offered us a two-year lease on the flat. We have to tell him by "
+            "12 May 2023 and I want to sign it.",
+        ),
+        # Of nothing of the user's, at no day of its own: it goes on with what was told.
+        (
+            "Booked the train to Glasgow for the conference. Departure's at 6:40 from Euston.",
+            "User: Booked the train to Glasgow for the conference. Departure's at 6:40 from "
+            "Euston (as of 8 May 2023).",
+        ),
+    ],
+)
+def test_what_only_makes_sense_after_a_statement_stays_with_it(user: str, fact: str) -> None:
+    assert contents(user) == [fact]
+
+
 # ----------------------------------------------------- what is not a fact
 
 
