@@ -40,7 +40,7 @@ from bench.locomo import DEFAULT_DATA, load_conversations, turn_content
 from memory_core.consolidation.phatic import WEIGHTS, PhaticModel, model_for
 from memory_core.consolidation.salience import may_be_phatic, salience, sentences
 from memory_core.embedders import make_embedder
-from memory_core.ingest import episode_text
+from memory_core.episodes import episode_text
 
 DATA = Path(__file__).resolve().parent / "data"
 TRAIN = DATA / "phatic_train.jsonl"

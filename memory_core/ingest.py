@@ -25,23 +25,13 @@ from sqlalchemy import Connection, text
 
 from memory_core import supersession
 from memory_core.brain.db import Brain, raw_cursor
-from memory_core.extraction.base import Extraction, Fact
+from memory_core.episodes import fact_trace, turn_stream, turn_text
+from memory_core.extraction.base import Extraction
 from memory_core.textutil import content_hash
-from memory_core.traces.model import FACT_TAG, KNOWN_SQL, TURN_TAG, NewTrace, check_content
+from memory_core.traces.model import KNOWN_SQL, TURN_TAG, NewTrace
 from memory_core.traces.store import insert_trace
 
 log = logging.getLogger(__name__)
-
-# Which kind of trace each fact category becomes.
-CATEGORY_TYPES = {
-    "user_preference": "semantic",
-    "episodic": "episodic",
-    "goal": "prospective",
-    "knowledge": "semantic",
-    "correction": "semantic",
-    "emotional_context": "episodic",
-    "action_item": "prospective",
-}
 
 
 class Extract(Protocol):
@@ -356,14 +346,6 @@ def _user_speaker(data: dict[str, Any]) -> str | None:
     return None
 
 
-def attributed(content: str, speaker: str | None) -> str:
-    """A fact's words labelled with who said them: "User: ..." becomes "Ana: ..." when
-    the turn names its user."""
-    if speaker and content.startswith("User: "):
-        return f"{speaker}: {content.removeprefix('User: ')}"
-    return content
-
-
 def _fact_slot(
     content: str, turn_slots: Sequence[str], known: Collection[str], speaker: str | None
 ) -> str | None:
@@ -372,59 +354,6 @@ def _fact_slot(
     said = content.split(": ", 1)[1] if content.startswith(("User: ", "Assistant: ")) else content
     slot = supersession.slot_of(said, known, speaker)
     return slot if slot in turn_slots else None
-
-
-def turn_stream(scope: str, scope_id: str | None, conversation_id: str | None) -> str:
-    """The stream of a conversation's turns: scope, scope id and conversation id."""
-    stream = f"{scope}:{scope_id or ''}"
-    return f"{stream}:{conversation_id}" if conversation_id else stream
-
-
-def turn_text(data: dict[str, Any]) -> str:
-    """A turn's episode: its messages verbatim, one a paragraph, with role and speaker
-    ("User (Ana): ...", "System: ..."), or the user's and the assistant's parts."""
-    messages = data.get("messages")
-    if not messages:
-        return episode_text(data["user"], data["assistant"])
-    return "\n\n".join(
-        f"{m['role'].title()}{f' ({n})' if (n := m.get('name')) else ''}: {m['content']}"
-        for m in messages
-        if m["content"].strip()
-    )
-
-
-def episode_text(user: str, assistant: str) -> str:
-    """The exchange verbatim, one speaker a paragraph."""
-    parts = []
-    if user.strip():
-        parts.append(f"User: {user}")
-    if assistant.strip():
-        parts.append(f"Assistant: {assistant}")
-    return "\n\n".join(parts)
-
-
-def fact_trace(
-    fact: Fact,
-    scope: str,
-    scope_id: str,
-    turn_id: str,
-    episode_id: str,
-    occurred: float,
-    meta: dict[str, Any],
-) -> NewTrace:
-    content = attributed(fact.content, meta.get("speaker"))
-    check_content(content, "fact content")
-    return NewTrace(
-        content=content,
-        type=CATEGORY_TYPES.get(fact.category, "semantic"),
-        scope=scope,
-        scope_id=scope_id,
-        tags=[fact.category, FACT_TAG],
-        importance=min(max(fact.importance, 0.0), 1.0),
-        metadata={**meta, "category": fact.category, "entities": fact.entities},
-        sources=[{"turn": turn_id}, {"trace": episode_id}],
-        occurred_at=occurred,
-    )
 
 
 def fact_exists(conn: Connection, digest: str, scope: str, scope_id: str | None) -> bool:
@@ -436,23 +365,6 @@ def fact_exists(conn: Connection, digest: str, scope: str, scope_id: str | None)
         f"AND {KNOWN_SQL} LIMIT 1"
     )
     return _one(conn, sql, (digest, scope, scope_id)) is not None
-
-
-def imported_fact(fact: Fact, episode: NewTrace, episode_id: str) -> NewTrace:
-    """A fact mined from an imported exchange: its episode's scope, time and origin."""
-    check_content(fact.content, "fact content")
-    origin = {k: v for k, v in episode.metadata.items() if k in ("source", "conversation_id")}
-    return NewTrace(
-        content=fact.content,
-        type=CATEGORY_TYPES.get(fact.category, "semantic"),
-        scope=episode.scope,
-        scope_id=episode.scope_id,
-        tags=[fact.category, FACT_TAG],
-        importance=min(max(fact.importance, 0.0), 1.0),
-        metadata={**origin, "category": fact.category, "entities": fact.entities},
-        sources=[{"trace": episode_id}],
-        occurred_at=episode.occurred_at,
-    )
 
 
 def _one(conn: Connection, sql: str, params: tuple[Any, ...]) -> Any:

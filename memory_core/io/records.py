@@ -20,9 +20,10 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, text
 
 from memory_core.brain.db import Brain
+from memory_core.episodes import imported_fact
 from memory_core.errors import InvalidArgument
 from memory_core.extraction import ExtractTurn
-from memory_core.ingest import fact_exists, imported_fact
+from memory_core.ingest import fact_exists
 from memory_core.textutil import content_hash
 from memory_core.traces.model import KNOWN_SQL, NewTrace, check_new
 from memory_core.traces.store import insert_trace
