@@ -8,9 +8,10 @@ person" is).  Each statement of the user becomes one fact, prefixed ``User: ``:
 
 * sentences are split without cutting "Dr. Okafor" or "Ursula K. Le Guin"
   (:mod:`~memory_core.extraction.sentences`);
-* questions, requests, hypotheticals, greetings and filler are dropped, a
-  verbless fragment joins the sentence before it, and a subject "he" or "she"
-  is named (:mod:`~memory_core.extraction.discourse`);
+* questions, requests, hypotheticals, greetings and filler are dropped, what
+  only makes sense after the statement before it joins it (a verbless fragment,
+  "I'd been on 50 mg since March", "Flight's at 7:15 out of Newark"), and a
+  subject "he" or "she" is named (:mod:`~memory_core.extraction.discourse`);
 * given the turn's time, relative times become dates ("yesterday" -> "on 7 May
   2023", :mod:`~memory_core.extraction.dates`) and a past event that names no
   time gets the day it was told ("(as of 8 January 2024)");
@@ -257,7 +258,7 @@ def _statements(text: str, today: date | None) -> list[_Statement]:
         said, named = resolve_pronouns(expand_shorthand(said), history)
         history.append(said)
         written, dated = resolve_times(said, today) if today else (said, False)
-        # Of nothing and no one of the user's, at no time of its own ("Flight's at 7:15
+        # Of nothing and no one of the user's, on no day of its own ("Flight's at 7:15
         # out of Newark.", "Legs are wrecked."): it goes on with what the user just
         # told, and alone would not say what it is about.  One with its own day
         # ("Physio starts next Friday.") tells something else.

@@ -10,10 +10,11 @@ statements about the subject it asks of (not someone else's), close enough to it
 in meaning (or to another answer), that open on a statement rather than a
 question, a request or a remark ("funny how quiet Sundays are").  Walked oldest
 first, each answer replaces the one holding unless it looks back ("found my old
-map from the Sheffield days").  The one holding last goes first -- by the
-search's time, so ``as_of`` answers as it would have then -- even when it is the
-only answer among those few: the memories ranked above it are then about someone
-else, or ask rather than tell.
+map from the Sheffield days"), or the one holding was told as a change and the
+later one tells nothing new (a remark on it); a plan gives way only to a change
+of it.  The one holding last goes first -- by the search's time, so ``as_of``
+answers as it would have then -- even when it is the only answer among those few:
+the memories ranked above it are then about someone else, or ask rather than tell.
 
 Only the order of those few memories changes; nothing joins or leaves the
 results.  A turn is compared by what the user said in it, embedded alone once
@@ -194,10 +195,7 @@ def _statements(
                 out[memory] = read
             else:
                 facts.setdefault(memory, read)
-    out |= {m: st for m, st in facts.items() if m not in turns}
-    if not turns:
-        return out
-    vectors = _said_vectors(conn, turns.values(), model)
+    vectors = _said_vectors(conn, turns.values(), model) if turns else {}
     for memory, turn in turns.items():
         vector = vectors.get(turn.id)
         if vector is None and (vector := _row(scores, turn.seq)) is None:
@@ -206,6 +204,8 @@ def _statements(
         # A turn states something when it opens on a statement (not a question or a
         # request).
         out[memory] = _statement(said, _speaker(turn), vector, scores, tells(said))
+    for memory, read in facts.items():
+        out.setdefault(memory, read)  # its turn was not ranked, or cannot be compared
     return out
 
 
