@@ -180,7 +180,6 @@ def _statements(
     wanted = set(memories)
     out: dict[str, _Statement] = {}
     turns: dict[str, Trace] = {}
-    facts: dict[str, _Statement] = {}  # a turn's fact, for a turn not ranked itself
     for c in ranked:
         memory = memory_of[c.facts.seq]
         trace = full[c.facts.seq]
@@ -188,14 +187,12 @@ def _statements(
             continue
         if TURN_TAG in trace.tags:
             turns[memory] = trace
-        elif (vector := _row(scores, trace.seq)) is not None:
+        elif not memory.startswith("turn:") and (vector := _row(scores, trace.seq)) is not None:
             said = said_by(said_in(trace.content), _speaker(trace)).strip()
-            read = _statement(said, _speaker(trace), vector, scores, tells(said))
-            if not memory.startswith("turn:"):
-                out[memory] = read
-            else:
-                facts.setdefault(memory, read)
-    vectors = _said_vectors(conn, turns.values(), model) if turns else {}
+            out[memory] = _statement(said, _speaker(trace), vector, scores, tells(said))
+    if not turns:
+        return out
+    vectors = _said_vectors(conn, turns.values(), model)
     for memory, turn in turns.items():
         vector = vectors.get(turn.id)
         if vector is None and (vector := _row(scores, turn.seq)) is None:
@@ -204,8 +201,6 @@ def _statements(
         # A turn states something when it opens on a statement (not a question or a
         # request).
         out[memory] = _statement(said, _speaker(turn), vector, scores, tells(said))
-    for memory, read in facts.items():
-        out.setdefault(memory, read)  # its turn was not ranked, or cannot be compared
     return out
 
 
