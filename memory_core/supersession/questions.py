@@ -91,7 +91,22 @@ def asks_now(question: str) -> bool:
     # as of now: where someone lives or works ("where does she live"), or when a plan
     # stands ("when is my driving test") -- not "what is the name of her puppy", which
     # may ask of any puppy she had, nor one of several ("her second wedding").
-    return attribute_asked(question) in _HELD_ONE_AT_A_TIME and not _ONE_OF_SEVERAL.search(low)
+    if _ONE_OF_SEVERAL.search(low):
+        return False
+    attribute = attribute_asked(question)
+    if attribute in _HELD_ONE_AT_A_TIME:
+        return True
+    # Of the asker's own life, any attribute asked in the present tense is asked as of
+    # now ("how many coffees am I having a day?"); of someone else's, such a question
+    # may ask what they once told ("what does Melanie do to destress?").
+    return (
+        attribute is not None
+        and _FIRST_PERSON.search(low) is not None
+        and subject_asked(question) == USER
+    )
+
+
+_FIRST_PERSON = cue(r"\b(?:i|i'm|my|me)\b")
 
 
 _ONE_OF_SEVERAL = cue(

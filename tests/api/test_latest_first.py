@@ -111,6 +111,9 @@ def test_questions_of_the_past_are_not_questions_of_now() -> None:
     assert asks_now("When is my cello exam?")
     assert asks_now("When does our loft conversion start?")
     assert not asks_now("When is her second recital?")
+    # Of the asker's own life, any attribute in the present tense; not of someone else's.
+    assert asks_now("How many cigarettes am I smoking a day?")
+    assert not asks_now("How many cigarettes does Priya smoke a day?")
 
 
 def test_a_later_remark_that_tells_nothing_new_leaves_the_change_first(
