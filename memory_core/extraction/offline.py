@@ -262,14 +262,15 @@ def _statements(text: str, today: date | None) -> list[_Statement]:
         # out of Newark.", "Legs are wrecked."): it goes on with what the user just
         # told, and alone would not say what it is about.  One with its own day
         # ("Physio starts next Friday.") tells something else.
-        goes_on = not (named or _about_user(said) or names_day(said))
+        about_user = named or _about_user(said)
+        goes_on = not (about_user or dated or names_day(said))
         if joinable and (continues or goes_on or is_fragment(said)):
             last = kept[-1]
             last.text = f"{last.text} {written}"
             last.said = f"{last.said} {said}"
             last.dated = last.dated or dated
             continue
-        kept.append(_Statement(written, said, dated, named, named or _about_user(said)))
+        kept.append(_Statement(written, said, dated, named, about_user))
         joinable = len(said.split()) >= _MIN_WORDS
     return kept
 

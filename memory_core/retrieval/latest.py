@@ -124,9 +124,8 @@ def first(
     # A plan is told of again before and after it happens ("we went camping last
     # weekend"): only a change of it ("postponed to June", "kicks off on 8 January")
     # replaces the plan as it stands, and with none the ranking's order is kept.
-    plan = attribute_asked(question) == "plan"
-    latest = _latest(answering, about, plan=plan)
-    if latest == order[0] or (plan and latest == answering[0]):
+    latest = _latest(answering, about, plan=attribute_asked(question) == "plan")
+    if latest is None or latest == order[0]:
         return list(ranked)
     ahead = [c for c in ranked if memory_of[c.facts.seq] == latest]
     for c in ahead:
@@ -134,7 +133,9 @@ def first(
     return ahead + [c for c in ranked if memory_of[c.facts.seq] != latest]
 
 
-def _latest(answering: Sequence[str], said: dict[str, _Statement], *, plan: bool = False) -> str:
+def _latest(
+    answering: Sequence[str], said: dict[str, _Statement], *, plan: bool = False
+) -> str | None:
     """Of the answers, oldest first, the one holding last: each later one replaces the
     one holding unless it looks back ("found my old map from the Sheffield days").
     A value told as a change ("my GP switched me to bupropion") holds until a later
@@ -142,16 +143,18 @@ def _latest(answering: Sequence[str], said: dict[str, _Statement], *, plan: bool
     a later remark on it ("getting the meds right has been half the battle") leaves
     it holding.  A value told plainly gives way to any later answer, which need not
     name anything new to change it ("Kofi went out on his own").  Of a ``plan``, only
-    an answer that changes it (:func:`moves_plan`) replaces the one holding."""
+    an answer that changes it (:func:`moves_plan`) replaces the one holding, and None
+    when none does: no answer is surely the plan as it stands."""
     holding = answering[0]
+    replaced = False
     for k, memory in enumerate(answering[1:], start=1):
         words = said[memory].said
         earlier = [said[m].said for m in answering[:k]]
         if looks_back(words) or (plan and not moves_plan(words, earlier)):
             continue
         if not changes(said[holding].said) or tells_news(words, earlier):
-            holding = memory
-    return holding
+            holding, replaced = memory, True
+    return None if plan and not replaced else holding
 
 
 def _about(s: _Statement, asked: str, persons: set[str]) -> bool:
