@@ -16,7 +16,7 @@ workers.  Then, through ``GET /v1/search``:
 * **as of**: for each older value, its question asked ``as_of`` a time between
   that statement and the next; found when its turn is among the top 5.
 
-    python -m bench.changes [--files dev,heldout,fresh] [--json OUT] [--show N]
+    python -m bench.changes [--files dev,heldout,fresh,unseen] [--json OUT] [--show N]
 
 Targets: now first for >= 90% of chains; as of found for >= 95%.
 """
@@ -144,7 +144,9 @@ def _score(
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--files", default="dev,heldout,fresh", help="which chain sets, comma-separated")
+    p.add_argument(
+        "--files", default="dev,heldout,fresh,unseen", help="which chain sets, comma-separated"
+    )
     p.add_argument("--json", type=Path, help="write the figures here")
     p.add_argument("--show", type=int, default=0, help="print this many misses")
     args = p.parse_args(argv)

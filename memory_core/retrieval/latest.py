@@ -10,22 +10,26 @@ statements about the subject it asks of (not someone else's), close enough to it
 in meaning (or to another answer), that open on a statement rather than a
 question, a request or a remark ("funny how quiet Sundays are").  Walked oldest
 first, each answer replaces the one holding unless it looks back ("found my old
-map from the Sheffield days"), or the one holding was told as a change and the
-later one tells nothing new (a remark on it); a plan gives way only to a change
-of it.  The one holding last goes first -- by the search's time, so ``as_of``
-answers as it would have then -- even when it is the only answer among those few:
-the memories ranked above it are then about someone else, or ask rather than tell.
+map from the Sheffield days") or speaks of a value the one holding replaced ("it
+still says Pixel on the certificate" after the kitten was renamed), or the one
+holding was told as a change and the later one tells nothing new (a remark on
+it); a plan gives way only to a change of it.  The one holding last goes first --
+by the search's time, so ``as_of`` answers as it would have then -- even when it
+is the only answer among those few: the memories ranked above it are then about
+someone else, or ask rather than tell.
 
 Only the order of those few memories changes; nothing joins or leaves the
 results.  A turn is compared by what the user said in it, embedded alone once
-when the turn is embedded (``said_embeddings``); a memory written directly, by
-its own vector.
+when the turn is embedded (``said_embeddings``), or by the closest of its facts
+when that is closer; a turn found through a fact is read whole, since the fact
+is one of its sentences and not always the one that answers.  A memory written
+directly is compared by its own vector.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +49,7 @@ from memory_core.supersession.telling import (
     changes,
     looks_back,
     moves_plan,
+    names_replaced,
     said_by,
     said_in,
     tells,
@@ -137,7 +142,8 @@ def _latest(
     answering: Sequence[str], said: dict[str, _Statement], *, plan: bool = False
 ) -> str | None:
     """Of the answers, oldest first, the one holding last: each later one replaces the
-    one holding unless it looks back ("found my old map from the Sheffield days").
+    one holding unless it looks back ("found my old map from the Sheffield days") or
+    names a value the one holding replaced (:func:`names_replaced`).
     A value told as a change ("my GP switched me to bupropion") holds until a later
     answer tells news -- a change, or something none of the answers before it named:
     a later remark on it ("getting the meds right has been half the battle") leaves
@@ -145,16 +151,21 @@ def _latest(
     name anything new to change it ("Kofi went out on his own").  Of a ``plan``, only
     an answer that changes it (:func:`moves_plan`) replaces the one holding, and None
     when none does: no answer is surely the plan as it stands."""
-    holding = answering[0]
+    holding = 0
     replaced = False
     for k, memory in enumerate(answering[1:], start=1):
         words = said[memory].said
         earlier = [said[m].said for m in answering[:k]]
-        if looks_back(words) or (plan and not moves_plan(words, earlier)):
+        before = earlier[:holding]
+        if (
+            looks_back(words)
+            or names_replaced(words, earlier[holding], before)
+            or (plan and not moves_plan(words, earlier))
+        ):
             continue
-        if not changes(said[holding].said) or tells_news(words, earlier):
-            holding, replaced = memory, True
-    return None if plan and not replaced else holding
+        if not changes(earlier[holding]) or tells_news(words, earlier):
+            holding, replaced = k, True
+    return None if plan and not replaced else answering[holding]
 
 
 def _about(s: _Statement, asked: str, persons: set[str]) -> bool:
@@ -183,6 +194,8 @@ def _statements(
     wanted = set(memories)
     out: dict[str, _Statement] = {}
     turns: dict[str, Trace] = {}
+    episodes: dict[str, str] = {}  # of a turn ranked by its facts alone: its episode's id
+    told: dict[str, float] = {}  # of a turn, its facts' best similarity to the question
     for c in ranked:
         memory = memory_of[c.facts.seq]
         trace = full[c.facts.seq]
@@ -190,9 +203,19 @@ def _statements(
             continue
         if TURN_TAG in trace.tags:
             turns[memory] = trace
-        elif not memory.startswith("turn:") and (vector := _row(scores, trace.seq)) is not None:
+        elif memory.startswith("turn:"):
+            episode = _episode_of(trace)
+            if episode is not None:
+                episodes.setdefault(memory, episode)
+            if (vector := _row(scores, trace.seq)) is not None:
+                told[memory] = max(told.get(memory, -1.0), float(vector @ scores.query))
+        elif (vector := _row(scores, trace.seq)) is not None:
             said = said_by(said_in(trace.content), _speaker(trace)).strip()
             out[memory] = _statement(said, _speaker(trace), vector, scores, tells(said))
+    # A turn found through a fact it told is read as the turn: the fact is one of its
+    # sentences, not always the one that answers.
+    unread = {m: e for m, e in episodes.items() if m not in turns}
+    turns.update(_episodes(conn, unread))
     if not turns:
         return out
     vectors = _said_vectors(conn, turns.values(), model)
@@ -202,8 +225,13 @@ def _statements(
             continue
         said = said_in(turn.content).strip()
         # A turn states something when it opens on a statement (not a question or a
-        # request).
-        out[memory] = _statement(said, _speaker(turn), vector, scores, tells(said))
+        # request).  It is as close to the question as the closest of what it said:
+        # all of it, or one of its facts ("I'm a driving examiner from June" in a turn
+        # that goes on to ask for advice).
+        statement = _statement(said, _speaker(turn), vector, scores, tells(said))
+        if told.get(memory, -1.0) > statement.similarity:
+            statement = replace(statement, similarity=told[memory])
+        out[memory] = statement
     return out
 
 
@@ -221,6 +249,28 @@ def _row(scores: dense.DenseScores, seq: int) -> npt.NDArray[np.float32] | None:
     """A trace's vector in the index the question was compared with."""
     row = scores.snapshot.row(seq)
     return None if row is None else scores.snapshot.matrix[row]
+
+
+def _episode_of(fact: Trace) -> str | None:
+    """The id of the episode a fact was drawn from."""
+    for source in fact.sources:
+        if isinstance(source, dict) and isinstance(source.get("trace"), str):
+            return str(source["trace"])
+    return None
+
+
+def _episodes(conn: Connection, wanted: dict[str, str]) -> dict[str, Trace]:
+    """Of ``wanted`` (memory -> episode id), the episodes still active, by memory."""
+    if not wanted:
+        return {}
+    ids = list(wanted.values())
+    marks = ", ".join(f":e{i}" for i in range(len(ids)))
+    rows = conn.execute(
+        text(f"SELECT * FROM memory_traces WHERE deleted_at IS NULL AND id IN ({marks})"),
+        {f"e{i}": e for i, e in enumerate(ids)},
+    )
+    found = {t.id: t for t in (Trace.from_mapping(r._mapping) for r in rows)}
+    return {m: found[e] for m, e in wanted.items() if e in found}
 
 
 def _speaker(trace: Trace) -> str | None:

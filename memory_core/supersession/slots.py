@@ -235,6 +235,7 @@ ATTRIBUTES: tuple[Attribute, ...] = (
 )
 
 _EARLY = 12  # characters into a sentence that its subject is named by
+_WITH_ME = re.compile(r"(?i:me|i) and \S|(?:[A-Z][a-zé]+)? and (?:I|me)\b")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
 
@@ -249,6 +250,12 @@ def subjects_named(
     (``speaker``, when the turn names one; else the user).  A name is one of
     ``known`` or, with ``guess_names``, a capitalised opening word followed by a
     verb of the kind said of people ("Tom switched ...")."""
+    # Said of the speaker with someone ("Ines and I got married", "me and my girlfriend
+    # Sam are ..."): about the speaker, naming the other.
+    said = sentence.strip()
+    relation = MY_RELATION.match(said)
+    if _WITH_ME.match(said[relation.end() :] if relation else said):
+        return speaker_subject(speaker)
     # The statement is about them when they are named early, as its subject.
     if (m := MY_RELATION.search(sentence)) and m.start() <= _EARLY:
         name = m.group(2)

@@ -125,6 +125,38 @@ def tells_news(statement: str, earlier: Sequence[str]) -> bool:
     return bool(_specifics(statement) - named)
 
 
+def names_replaced(statement: str, holding: str, before: Sequence[str]) -> bool:
+    """Whether ``statement`` speaks of a value ``holding`` replaced rather than of a
+    new one: it names a specific that a statement ``before`` the holding one named
+    and the holding one did not ("found the adoption certificate, it still says
+    Pixel on it" after the kitten was renamed Mochi), and tells no change to it
+    ("moved back to Leeds" names the old value to return to it).  A word of the
+    present alone compares ("she now flatly denies ever hiding from the Scream
+    trailer")."""
+    if _REPLACED.search(statement.lower()) or _BACK.search(statement.lower()):
+        return False
+    held = " ".join(_WORD.findall(holding.lower()))  # opening a sentence or not
+    told = [" ".join(n) for b in before for n in _names(b)]
+    return any(
+        f" {name} " in f" {t} " and f" {name} " not in f" {held} "
+        for name in (" ".join(n) for n in _names(statement))
+        for t in told
+    )
+
+
+def _names(statement: str) -> list[tuple[str, ...]]:
+    """The names a statement gives, each a run of capitalised words ("Dearborn Truck",
+    "Berlin"), and its numbers, as lower-case words."""
+    runs = (m.group(0).split() for m in _NAME_RUN.finditer(_STAMP.sub("", statement)))
+    names = (tuple(w.lower() for w in run if not _I.fullmatch(w)) for run in runs)
+    return [n for n in names if n]
+
+
+_WORD = re.compile(r"[\w'-]+")
+_NAME_RUN = re.compile(r"(?<!^)(?<![.!?] )\b(?:[A-Z][\w'-]*(?: [A-Z][\w'-]*)*|\d+(?:[.,]\d+)?)\b")
+_BACK = cue(r"\b(?:back (?:to|in|on|with|home)|went back|moved back|again)\b")
+
+
 def moves_plan(statement: str, earlier: Sequence[str]) -> bool:
     """Whether ``statement`` changes a plan the ``earlier`` statements told: it says
     something changed ("postponed", "cancelled"), or it gives a day none of them

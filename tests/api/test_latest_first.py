@@ -224,3 +224,68 @@ def test_a_plan_told_of_again_without_a_change_keeps_the_ranking(
     ranked = [_turn(h) for h in hits.json()["results"]]
     assert ranked[0] == planned
     assert "latest" not in hits.json()["results"][0]["adjustments"]
+
+
+def test_a_later_mention_of_a_replaced_value_is_no_answer(
+    client: TestClient, workers: Process
+) -> None:
+    _post(client, "Adopted a ginger kitten from the rescue! I named her Biscuit.", T0)
+    _post(client, "What's a good scratching post for a small flat?", T0 + 7 * DAY)
+    renamed = _post(
+        client,
+        "The kids have renamed the kitten Saffron and she answers to it, so Saffron it is.",
+        T0 + 60 * DAY,
+    )
+    _post(client, "Easy traybake for a Tuesday night?", T0 + 70 * DAY)
+    # After it: the old name, spoken of without changing anything.
+    _post(
+        client,
+        "Found the rescue paperwork today, it still says Biscuit on it. She's twice the size now.",
+        T0 + 90 * DAY,
+    )
+    workers.join()
+    assert _turn(_first(client, "What's my kitten's name?")) == renamed
+
+
+def test_what_the_asker_did_with_someone_is_about_the_asker(
+    client: TestClient, workers: Process
+) -> None:
+    _post(client, "My girlfriend Ines and I just hit one year together.", T0)
+    _post(client, "Good hiking and wine region for a long weekend?", T0 + 7 * DAY)
+    engaged = _post(client, "She said yes! Ines and I are engaged.", T0 + 200 * DAY)
+    _post(client, "How do I start planning a wedding budget?", T0 + 210 * DAY)
+    married = _post(
+        client,
+        "Ines and I got married last weekend in Evora, sixty guests and a lot of dancing.",
+        T0 + 400 * DAY,
+    )
+    _post(client, "Still writing thank-you cards, my hand hurts.", T0 + 420 * DAY)
+    workers.join()
+    first = _turn(_first(client, "What's my relationship status now?"))
+    assert first == married, (first, engaged)
+
+
+def test_a_turn_found_through_its_fact_answers_by_what_it_said(
+    client: TestClient, workers: Process
+) -> None:
+    _post(
+        client,
+        "Passed my last exam so I'm officially a driving instructor!! Need a name for the "
+        "business, something catchy?",
+        T0,
+    )
+    _post(client, "How do I get moss off a driveway?", T0 + 30 * DAY)
+    examiner = _post(
+        client,
+        "Got the DVSA job, I'm a driving examiner from June. How do I stay neutral when a "
+        "candidate is in tears?",
+        T0 + 900 * DAY,
+    )
+    _post(
+        client,
+        "Sold my old dual control Corsa today, years of learners in that car.",
+        T0 + 920 * DAY,
+    )
+    _post(client, "Easy vegetable lasagne?", T0 + 930 * DAY)
+    workers.join()
+    assert _turn(_first(client, "What do I do for a living these days?")) == examiner

@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 
 from memory_core.supersession.slots import subjects_named
-from memory_core.supersession.telling import looks_back, moves_plan, tells, tells_news
+from memory_core.supersession.telling import (
+    looks_back,
+    moves_plan,
+    names_replaced,
+    tells,
+    tells_news,
+)
 
 
 @pytest.mark.parametrize(
@@ -22,6 +28,11 @@ from memory_core.supersession.telling import looks_back, moves_plan, tells, tell
         ("Nana finally agreed to move into a retirement village.", "grandma"),
         ("Rachel took a post at St John's in Livingston.", "rachel"),
         ("Winter's dragged on forever this year.", "user"),
+        # Said of the speaker with someone: about the speaker.
+        ("Rachel and I finally signed for the flat in Leith.", "user"),
+        ("My boyfriend Tariq and I have split up.", "user"),
+        ("Me and my husband are off to Crete in May.", "user"),
+        ("Rachel and her sister are opening a cafe.", "rachel"),
     ],
 )
 def test_whom_a_statement_is_about(sentence: str, subject: str) -> None:
@@ -91,3 +102,22 @@ def test_what_tells_something_the_earlier_statements_did_not(said: str, news: bo
 def test_what_changes_a_plan(said: str, moved: bool) -> None:
     earlier = ["Our loft conversion starts on 2 September, six weeks of dust."]
     assert moves_plan(said, earlier) is moved
+
+
+@pytest.mark.parametrize(
+    ("said", "replaced"),
+    [
+        # A value the holding statement replaced, spoken of without a change.
+        ("Found the shelter certificate today, it still says Pixel on it.", True),
+        ("Still a bit sad about Valencia, I'd had the flights booked.", True),
+        # A new name sharing a word with an old one is another name.
+        ("Got a place at Valencia Nord running club, Tuesday nights.", False),
+        # Back to the old value is a change.
+        ("Switched back to Valencia after all, the Seville date clashed.", False),
+        ("Nothing new, just training in the rain.", False),
+    ],
+)
+def test_what_speaks_of_a_replaced_value(said: str, replaced: bool) -> None:
+    before = ["Got a place in the Valencia half marathon for the spring! My kitten Pixel approves."]
+    holding = "Transferred my entry to the Seville half instead, same month."
+    assert names_replaced(said, holding, before) is replaced
