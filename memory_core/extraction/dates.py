@@ -10,16 +10,22 @@ phrase meant a day, a week or a month, misses "last May" and "Friday week",
 and costs about a millisecond per phrase, on the ingest's hot path.
 
 A bare weekday, month or day of the month ("on Thursday", "in September",
-"the 26th") means the next one when the sentence looks ahead and the last one
-when it tells of the past; "since" and "until" say which outright.
+"the 26th") means the next one when the clause naming it looks ahead and the
+last one when it tells of the past ("got me an extension, submission is now
+15 August" looks ahead); "since" and "until" say which outright, and what a
+time is "for" lies ahead.  A day of the month alone is of the month named by
+name before it in the turn, where that fits ("in July ... on the 3rd").  A
+weekday naming a kind of thing ("Sunday rides") and "in two years" after a
+count ("third move in two years") or in a tale of the past are no dates.
 """
 
 from __future__ import annotations
 
 import re
+from calendar import monthrange
 from datetime import date, timedelta
 
-from memory_core.extraction.english import MONTHS, WEEKDAYS, is_past
+from memory_core.extraction.english import MONTHS, WEEKDAYS, has_finite_verb, is_past
 
 _WEEKDAY = "|".join(WEEKDAYS)
 _MONTH = "|".join(MONTHS)
@@ -41,7 +47,8 @@ _PREPOSITIONS = frozenset(
     "starting about approx approx. approximately roughly nearly almost".split()
 )
 _LOOKING_BACK = frozenset({"since", "after"})
-_LOOKING_AHEAD = frozenset({"until", "till", "by", "before", "from", "starting"})
+# "Booked the cabin for August": what a time is for is ahead.
+_LOOKING_AHEAD = frozenset({"until", "till", "by", "before", "from", "starting", "for"})
 
 _PHRASE = re.compile(
     r"\b(?:"
@@ -71,7 +78,7 @@ _PHRASE = re.compile(
 # A bare month ("in September", "since March") needs a preposition before it:
 # "May" alone is as often a verb.
 _BARE_MONTH = re.compile(
-    rf"\b(?P<prep>in|since|from|by|until|till|before|after|during|through|around|of)\s+"
+    rf"\b(?P<prep>in|since|from|by|until|till|before|after|during|through|around|of|for)\s+"
     rf"(?:(?P<part>early|late|mid|the end of|the start of|the beginning of)[\s-]+)?"
     rf"(?P<month>{_MONTH})\b(?!\s*,?\s*\d)"
 )
@@ -104,18 +111,33 @@ _AS_SUBJECT = (" is ", " was ", " will be ", " has been ", " should be ", " woul
 _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 
 
-def resolve_times(sentence: str, today: date) -> tuple[str, bool]:
-    """``sentence`` with its relative times written as dates, and whether it names a time."""
+def resolve_times(
+    sentence: str, today: date, month: tuple[int, int] | None = None
+) -> tuple[str, bool]:
+    """``sentence`` with its relative times written as dates, and whether it names a time.
+
+    ``month`` (year, month): the one named last before the sentence ("Booked the trip
+    for August. Marcus drives up on the 9th."), which a day of the month alone means.
+    """
     if not _mentions_time(sentence):
         return sentence, False
     text = _SHORT_WEEKDAY.sub(_full_name, sentence)
     text = _SHORT_MONTH.sub(_full_name, text)
     low = _lower(text)  # matching lower-case text is twice as fast as ignoring case
-    past = is_past(low)
+    sentence_past = is_past(low)
+    named = _months_by_name(low, today, sentence_past)
     edits: list[tuple[int, int, str]] = []
     for m in _PHRASE.finditer(low):
         before = _previous_word(low, m.start())
         if before in _DETERMINERS:  # "my last week at the bank", "the next day": no time
+            continue
+        if m["wd"] and _ATTRIBUTIVE.match(low, m.end()):  # "Sunday rides": no day
+            continue
+        clause = _clause(low, m.start(), m.end())
+        past = is_past(clause) if has_finite_verb(clause) else sentence_past
+        # "In two years" after a count ("third move in two years") or told of the past
+        # ("we did it in two weeks") is how long something took, not a time to come.
+        if m["in_n"] and (past or _COUNTED.search(low, 0, m.start())):
             continue
         # After a preposition, before "'s" ("today's news"), or the subject of the
         # sentence ("Next weekend is our anniversary"): the date alone, without "on".
@@ -125,7 +147,9 @@ def resolve_times(sentence: str, today: date) -> tuple[str, bool]:
             or (m.start() == 0 and low.startswith(_AS_SUBJECT, m.end()))
         )
         try:
-            written = _resolve(m, today, _looks_back(before, past), bare)
+            earlier = [at for where, at in named if where < m.start()]
+            within = earlier[-1] if earlier else month
+            written = _resolve(m, today, _looks_back(before, past), bare, within)
         except (OverflowError, ValueError):  # a date outside what datetime can hold
             continue
         if written is not None:
@@ -135,9 +159,65 @@ def resolve_times(sentence: str, today: date) -> tuple[str, bool]:
     text = _splice(text, edits)
     low = _lower(text)
     months = [
-        (m.start("month"), m.end(), _bare_month(m, today, past)) for m in _BARE_MONTH.finditer(low)
+        (m.start("month"), m.end(), _bare_month(m, today, _past_at(low, m, sentence_past)))
+        for m in _BARE_MONTH.finditer(low)
     ]
     return _splice(text, months), bool(edits or months)
+
+
+def month_named(sentence: str, today: date) -> tuple[int, int] | None:
+    """The (year, month) ``sentence`` names last by its name ("for August", "on 9 Aug."),
+    as meant on ``today``; None when it names none ("next month" is no name)."""
+    low = _lower(_SHORT_MONTH.sub(_full_name, sentence))
+    named = _months_by_name(low, today, is_past(low))
+    return named[-1][1] if named else None
+
+
+def _months_by_name(low: str, today: date, past: bool) -> list[tuple[int, tuple[int, int]]]:
+    """Where ``low`` names a month by its name, and the (year, month) it means."""
+    found = []
+    for m in _BARE_MONTH.finditer(low):
+        year, month = _bare_month(m, today, _past_at(low, m, past)).split()[::-1]
+        found.append((m.start(), (int(year), MONTHS.index(month.lower()) + 1)))
+    for m in _PHRASE.finditer(low):
+        if m["dm_day"] or m["md_month"]:
+            try:
+                written = _resolve(m, today, _past_at(low, m, past), True)
+            except (OverflowError, ValueError):
+                continue
+            if written is not None:
+                _, month, year = written.split()
+                found.append((m.start(), (int(year), MONTHS.index(month.lower()) + 1)))
+    return sorted(found)
+
+
+def _clause(low: str, start: int, end: int) -> str:
+    """The clause of ``low`` that holds ``low[start:end]``: "submission is now 15
+    August" of "my supervisor got me an extension, submission is now 15 August"."""
+    opening = max((b.end() for b in _CLAUSE_BREAK.finditer(low, 0, start)), default=0)
+    closing = _CLAUSE_BREAK.search(low, end)
+    return low[opening : closing.start() if closing else len(low)]
+
+
+def _past_at(low: str, m: re.Match[str], sentence_past: bool) -> bool:
+    """Whether the clause a time is named in tells of the past; a clause without a verb
+    of its own ("Went to the dentist, Tuesday") takes the sentence's tense."""
+    clause = _clause(low, m.start(), m.end())
+    return is_past(clause) if has_finite_verb(clause) else sentence_past
+
+
+_CLAUSE_BREAK = re.compile(r"[,;:()]|\s[-\u2013\u2014]\s|\s(?:so|but|because|and then|though)\s")
+# A weekday naming a kind of thing rather than a day: "Sunday rides", "Friday drinks".
+_ATTRIBUTIVE = re.compile(
+    r"\s+(?!(?:is|was|has|does|its|this|plus|us|as|his|hers|ours|yours|theirs|less)\b)"
+    r"(?:[a-z]{2,}[^s\W']s|lunch|roast|dinner|brunch|breakfast|league|service|school|market"
+    r"|club|shift|class|mass|paper)\b"
+)
+# Before "in two years": a count of what happened in that time.
+_COUNTED = re.compile(
+    r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th)"
+    r"|once|twice|times)\b[^,;.!?]*$"
+)
 
 
 def _lower(text: str) -> str:
@@ -197,7 +277,13 @@ def _looks_back(before: str, past: bool) -> bool:
     return past
 
 
-def _resolve(m: re.Match[str], today: date, back: bool, has_preposition: bool) -> str | None:
+def _resolve(
+    m: re.Match[str],
+    today: date,
+    back: bool,
+    has_preposition: bool,
+    month: tuple[int, int] | None = None,
+) -> str | None:
     """The written date for one matched phrase (None leaves it as it is)."""
     on = "" if has_preposition else "on "
     inside = "" if has_preposition else "in "
@@ -243,7 +329,12 @@ def _resolve(m: re.Match[str], today: date, back: bool, has_preposition: bool) -
         day = _weekday(today, g["wd"], "last" if back else "next")
         return on + _part_of(g["wd_part"], day)
     if g["ordinal"]:
-        return on + written_day(_ordinal_day(today, int(g["ordinal"]), back))
+        nth = int(g["ordinal"])
+        if month is not None and 1 <= nth <= monthrange(*month)[1]:
+            meant = date(*month, nth)
+            if (meant <= today) if back else (meant >= today):
+                return on + written_day(meant)
+        return on + written_day(_ordinal_day(today, nth, back))
     return None
 
 

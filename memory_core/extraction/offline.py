@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from memory_core.extraction.base import Extraction, Fact
-from memory_core.extraction.dates import names_day, resolve_times, written_day
+from memory_core.extraction.dates import month_named, names_day, resolve_times, written_day
 from memory_core.extraction.discourse import (
     expand_shorthand,
     is_fragment,
@@ -248,16 +248,21 @@ def _statements(text: str, today: date | None) -> list[_Statement]:
     kept: list[_Statement] = []
     history: list[str] = []
     joinable = False  # the last sentence was a kept statement a fragment may continue
+    month: tuple[int, int] | None = None  # the month named last, for "on the 9th"
     for sentence in split_sentences(text.replace("\u2019", "'")):
         said = statement(sentence)
         if said is None:
             history.append(sentence)
+            if today:
+                month = month_named(sentence, today) or month
             joinable = False
             continue
         continues = refers_back(said)
         said, named = resolve_pronouns(expand_shorthand(said), history)
         history.append(said)
-        written, dated = resolve_times(said, today) if today else (said, False)
+        written, dated = resolve_times(said, today, month) if today else (said, False)
+        if today:
+            month = month_named(said, today) or month
         # Of nothing and no one of the user's, on no day of its own ("Flight's at 7:15
         # out of Newark.", "Legs are wrecked."): it goes on with what the user just
         # told, and alone would not say what it is about.  One with its own day

@@ -156,6 +156,47 @@ def test_relative_times_are_written_as_the_dates_they_meant(user: str, date: str
         assert word not in fact.lower(), fact
 
 
+@pytest.mark.parametrize(
+    ("user", "written"),
+    [
+        # The tense of the clause that names the day, not of the whole sentence.
+        (
+            "My supervisor got me an extension, submission is now 15 August.",
+            "submission is now 15 August 2023",
+        ),
+        # What a time is for lies ahead.
+        ("I booked the cottage for September.", "for September 2023"),
+        # A day of the month alone is of the month named before it.
+        (
+            "We're flying to Oslo in July and the wedding is on the 3rd.",
+            "the wedding is on 3 July 2023",
+        ),
+    ],
+)
+def test_a_day_is_read_in_its_own_clause_and_month(user: str, written: str) -> None:
+    assert written in " ".join(contents(user))
+
+
+def test_a_day_of_the_month_takes_the_month_a_sentence_before_named() -> None:
+    facts = contents("Booked the lake cabin for September. My brother Ian drives up on the 9th.")
+    assert any("on 9 September 2023" in f for f in facts), facts
+
+
+@pytest.mark.parametrize(
+    ("user", "kept"),
+    [
+        (
+            "Joined a cycling club, Sunday rides plus the commute come to 120 km a week.",
+            "Sunday rides",
+        ),
+        ("Third flat in two years, I'm exhausted.", "in two years"),
+        ("I lost 5 kg in two months on the new plan.", "in two months"),
+    ],
+)
+def test_a_kind_of_day_or_a_length_of_time_is_no_date(user: str, kept: str) -> None:
+    assert kept in one(user)
+
+
 def test_the_weekend_before_a_tuesday_is_the_one_just_gone() -> None:
     fact = one("My dog Biscuit has been limping since the weekend.", when=TUESDAY)
     assert "the weekend of 17 February 2024" in fact
