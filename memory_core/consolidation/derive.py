@@ -1,63 +1,171 @@
-"""Derive: clusters of related traces become an insight trace citing them.
+"""Derive: what the brain holds on one topic or person, as one insight that keeps up.
 
 Clusters come from average-linkage agglomerative clustering (scikit-learn)
-over the vectors of the most recent traces (a bounded window, so the step
-costs the same on any brain size).  A cluster qualifies when it is large
-enough, holds at least one trace added since the last pass, and has not been
-summarised before (its key, a hash of its member ids, is kept on the insight).
-The insight is written by an OpenAI-compatible LLM when one is configured and
-answers, otherwise extractively: the members closest to the cluster's centre.
-It is a new semantic trace tagged ``derived``; nothing is changed or deleted.
+over the vectors of the most recent statements: facts drawn from turns and
+memories written directly, never verbatim turns (their facts stand for them),
+other insights, anything content-free (greetings, thanks, acknowledgements:
+:func:`~memory_core.consolidation.salience.is_smalltalk`) or anything a pending
+proposal would prune.  The window is bounded, so the step costs the same on any
+brain size.
+
+Each cluster of at least ``dream_derive_min_cluster`` statements is one insight:
+a digest of what its statements say, each as a claim with its date, headed by
+whom or what they are about::
+
+    Caroline — went to an LGBTQ support group on 7 May 2023; is researching
+    adoption agencies (25 May 2023); ...
+
+An insight is found again on the next pass by the statements it cites: the one
+citing most of a cluster's statements is that cluster's.  When the cluster has
+changed (a statement more, one gone), the insight is rewritten in place -- a new
+version citing the new set, undoable with the pass -- never written twice.
+
+With an LLM configured, it writes the digest in the same shape from the same
+dated statements; its answer is kept only when every claim in it can be traced
+to a cited statement (its words and numbers are theirs), else the offline
+digest is.  A dry run reports the text the pass would write and how.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import logging
+import re
+from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import numpy as np
 from sqlalchemy import text
 
 from memory_core.auth import SYSTEM
 from memory_core.consolidation.base import PassContext, StepResult
-from memory_core.traces.model import NewTrace
-from memory_core.traces.store import add_traces
-from memory_core.traces.undo import created
+from memory_core.consolidation.salience import is_smalltalk, sentences
+from memory_core.errors import Conflict
+from memory_core.extraction.dates import written_day
+from memory_core.proposals.base import subject_ids
+from memory_core.supersession.slots import USER, persons_named, subjects_named
+from memory_core.textutil import STOPWORDS, stem
+from memory_core.traces.model import TURN_TAG, NewTrace, Trace
+from memory_core.traces.store import add_traces, rewrite_trace
+from memory_core.traces.undo import changing, created
 
 log = logging.getLogger(__name__)
 
-MAX_INSIGHT_CHARS = 600
+MAX_INSIGHT_CHARS = 900
+MAX_CLAIMS = 8  # the most important statements of a cluster make its digest
+DERIVED = "derived"
+INSIGHT = "insight"
 
 
 @dataclass(frozen=True)
 class Insight:
     content: str
     source_ids: list[str]
-    cluster_key: str
     scope: str
     scope_id: str | None
     importance: float
-    method: str
+    method: str  # "offline" | "llm"
+    replaces: Trace | None = None  # the insight this one rewrites
 
 
-def _window(ctx: PassContext) -> list[int]:
-    """Indices (into ctx.vectors) of the newest traces eligible as sources."""
+@dataclass(frozen=True)
+class _Statement:
+    trace: Trace
+    said: str  # its first sentence that tells something, without a speaker's label
+    subject: str  # whom it is about: a person's name, or "user"
+
+
+def plan(ctx: PassContext) -> list[Insight]:
     vectors = ctx.vectors
-    assert vectors is not None
+    if vectors is None or ctx.settings.dream_derive_max == 0:
+        return []
+    statements = _statements(ctx)
+    order = np.argsort(-vectors.created_at, kind="stable")
+    window = [int(i) for i in order if vectors.ids[i] in statements]
+    window = window[: ctx.settings.dream_derive_window]
+    existing = _insights(ctx)
+    taken: set[str] = set()
+    insights: list[Insight] = []
+    for cluster in _clusters(ctx, window):
+        members = [statements[vectors.ids[i]] for i in cluster]
+        ids = sorted(m.trace.id for m in members)
+        current = _citing(existing, ids, set())
+        if current is not None and current.id in taken:
+            continue  # told by the insight another cluster of it updates
+        if current is not None:
+            taken.add(current.id)
+            if set(_cited(current)) == set(ids):
+                continue  # nothing new to say
+        insights.append(_insight(ctx, members, current))
+        if len(insights) >= ctx.settings.dream_derive_max:
+            break
+    return insights
+
+
+def _statements(ctx: PassContext) -> dict[str, _Statement]:
+    """What an insight may be built from, by trace id."""
     with ctx.brain.read() as conn:
-        derived = {
-            r[0]
-            for r in conn.execute(
+        rows = conn.execute(
+            text(
+                "SELECT * FROM memory_traces WHERE deleted = 0 AND NOT EXISTS (SELECT 1 FROM "
+                "json_each(tags) WHERE value IN (:turn, :derived))"
+            ),
+            {"turn": TURN_TAG, "derived": DERIVED},
+        ).all()
+        pruning = {
+            t
+            for (key,) in conn.execute(
                 text(
-                    "SELECT id FROM memory_traces WHERE deleted = 0 AND EXISTS "
-                    "(SELECT 1 FROM json_each(tags) WHERE value = 'derived')"
+                    "SELECT subject_key FROM proposals WHERE status = 'pending' AND kind = 'prune'"
                 )
             )
+            for t in subject_ids(key)
         }
-    order = np.argsort(-vectors.created_at, kind="stable")
-    chosen = [int(i) for i in order if vectors.ids[i] not in derived]
-    return chosen[: ctx.settings.dream_derive_window]
+    out: dict[str, _Statement] = {}
+    for row in rows:
+        trace = Trace.from_row(row)
+        if trace.id in pruning:
+            continue
+        speaker = trace.metadata.get("speaker")
+        speaker = speaker if isinstance(speaker, str) else None
+        said = _told(trace.content)
+        if not said:
+            continue
+        known = persons_named(said)
+        out[trace.id] = _Statement(trace, said, subjects_named(said, known, speaker))
+    return out
+
+
+def _told(content: str) -> str:
+    """What a memory tells, in its first sentence that tells something: not small talk,
+    not a question, not said to the listener ("You're killing it!"), not a shared
+    photo's caption; empty when no sentence does.  Speakers' labels are left out."""
+    for said in sentences(content):
+        sentence = _OPENER.sub("", _LABELS.sub("", said)).strip()
+        if sentence.startswith("a photo of") or sentence.endswith("?"):
+            continue
+        if _TO_LISTENER.search(sentence) or is_smalltalk(sentence):
+            continue
+        if len(sentence.split()) < _MIN_WORDS:  # "it was amazing", "agree, Mel"
+            continue
+        return sentence[:1].upper() + sentence[1:]
+    return ""
+
+
+# Said to the listener: "you", or their name closing it ("I 100% agree, Mel.").
+_TO_LISTENER = re.compile(
+    r"(?i:\b(?:you|your|you're|you've|yours|yourself)\b)|,\s+[A-Z][a-z]+[.!]*$"
+    r"|(?i:^since we last (?:spoke|talked|chatted))"
+)
+_LABELS = re.compile(r"^(?:[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?: )+")
+# Interjections and the name of the one spoken to, before what is told: "Yeah,
+# Caroline, ...", "Wow, ...".
+_OPENER = re.compile(
+    r"^(?:(?i:yeah|yes|yep|yup|wow|aw+|oh|ah|haha|lol|omg|hey|hi|so|well|totally|ok|okay"
+    r"|100%|by the way|btw)[,!.]*\s+)+(?:[A-Z][a-z]+[,!]\s+)?"
+)
+_MIN_WORDS = 4
 
 
 def _clusters(ctx: PassContext, window: list[int]) -> list[list[int]]:
@@ -65,12 +173,12 @@ def _clusters(ctx: PassContext, window: list[int]) -> list[list[int]]:
 
     vectors = ctx.vectors
     assert vectors is not None
-    labels_by_group: dict[tuple[str, str | None], list[int]] = {}
+    by_group: dict[tuple[str, str | None], list[int]] = {}
     for i in window:
-        labels_by_group.setdefault(vectors.groups[i], []).append(i)
+        by_group.setdefault(vectors.groups[i], []).append(i)
     clusters: list[list[int]] = []
     min_size = ctx.settings.dream_derive_min_cluster
-    for members in labels_by_group.values():
+    for members in by_group.values():
         if len(members) < min_size:
             continue
         model = AgglomerativeClustering(
@@ -84,143 +192,321 @@ def _clusters(ctx: PassContext, window: list[int]) -> list[list[int]]:
             cluster = [members[k] for k in np.flatnonzero(labels == label)]
             if len(cluster) >= min_size:
                 clusters.append(cluster)
-    clusters.sort(key=len, reverse=True)
+    clusters.sort(key=lambda c: (-len(c), min(vectors.ids[i] for i in c)))
     return clusters
 
 
-def plan(ctx: PassContext) -> list[Insight]:
-    vectors = ctx.vectors
-    if vectors is None or ctx.settings.dream_derive_max == 0:
-        return []
-    window = _window(ctx)
-    insights: list[Insight] = []
-    for cluster in _clusters(ctx, window):
-        if not any(ctx.is_new(float(vectors.created_at[i])) for i in cluster):
-            continue
-        ids = sorted(vectors.ids[i] for i in cluster)
-        key = hashlib.sha256(",".join(ids).encode()).hexdigest()[:32]
-        if _already_derived(ctx, key):
-            continue
-        insights.append(_insight(ctx, cluster, key))
-        if len(insights) >= ctx.settings.dream_derive_max:
-            break
-    return insights
-
-
-def _already_derived(ctx: PassContext, key: str) -> bool:
-    with ctx.brain.read() as conn:
-        row = conn.execute(
-            text(
-                "SELECT 1 FROM memory_traces WHERE json_extract(metadata, '$.cluster_key') = :k "
-                "LIMIT 1"
-            ),
-            {"k": key},
-        ).first()
-    return row is not None
-
-
-def _insight(ctx: PassContext, cluster: list[int], key: str) -> Insight:
-    vectors = ctx.vectors
-    assert vectors is not None
-    matrix = vectors.matrix[cluster]
-    centre = matrix.mean(axis=0)
-    closeness = matrix @ centre
-    ranked = [cluster[k] for k in np.argsort(-closeness, kind="stable")]
-    ids = [vectors.ids[i] for i in ranked]
-    contents, importance = _contents(ctx, ids)
-    scope, scope_id = vectors.groups[cluster[0]]
-    content, method = _written(ctx, contents)
-    return Insight(
-        content=content,
-        source_ids=ids,
-        cluster_key=key,
-        scope=scope,
-        scope_id=scope_id,
-        importance=importance,
-        method=method,
-    )
-
-
-def _written(ctx: PassContext, contents: list[str]) -> tuple[str, str]:
-    """The LLM's insight when one is configured and answers; extractive otherwise."""
-    if ctx.settings.llm_base_url and not ctx.dry_run:
-        from memory_core.errors import ExtractionError
-        from memory_core.extraction.llm import LLMExtractor
-
-        client = LLMExtractor.from_settings(ctx.settings)
-        try:
-            insight, _tokens = client.summarize(contents)
-            return insight[:MAX_INSIGHT_CHARS], "llm"
-        except ExtractionError as e:
-            log.warning("insight by LLM failed, writing it extractively: %s", e)
-        finally:
-            client.close()
-    return _extractive(contents), "extractive"
-
-
-def _contents(ctx: PassContext, ids: list[str]) -> tuple[list[str], float]:
-    import json
-
+def _insights(ctx: PassContext) -> list[Trace]:
     with ctx.brain.read() as conn:
         rows = conn.execute(
             text(
-                "SELECT id, content, importance FROM memory_traces "
-                "WHERE id IN (SELECT value FROM json_each(:ids))"
+                "SELECT * FROM memory_traces WHERE deleted = 0 AND EXISTS "
+                "(SELECT 1 FROM json_each(tags) WHERE value = :derived)"
             ),
-            {"ids": json.dumps(ids)},
+            {"derived": DERIVED},
         ).all()
-    by_id = {r[0]: (r[1], float(r[2])) for r in rows}
-    contents = [by_id[t][0] for t in ids if t in by_id]
-    importance = max((by_id[t][1] for t in ids if t in by_id), default=0.5)
-    return contents, importance
+    return [Trace.from_row(r) for r in rows]
 
 
-def _extractive(contents: list[str]) -> str:
-    """The most central members' first sentences, most central first."""
-    lines: list[str] = []
-    for content in contents[:3]:
-        first = " ".join(content.split())
-        for stop in (". ", "? ", "! "):
-            if stop in first:
-                first = first.split(stop, 1)[0] + stop.strip()
-                break
-        if first not in lines:
-            lines.append(first)
-    head = f"Recurring theme across {len(contents)} memories: "
-    return (head + " / ".join(lines))[:MAX_INSIGHT_CHARS]
+def _cited(insight: Trace) -> list[str]:
+    return [s["trace"] for s in insight.sources if isinstance(s, dict) and "trace" in s]
 
 
-def apply(ctx: PassContext, insights: list[Insight]) -> list[str]:
-    items = [
-        NewTrace(
-            content=i.content,
-            type="semantic",
-            scope=i.scope,
-            scope_id=i.scope_id,
-            tags=["derived", "insight"],
-            importance=i.importance,
-            metadata={"cluster_key": i.cluster_key, "derived_by": i.method, "pass_id": ctx.pass_id},
-            sources=[{"trace": t} for t in i.source_ids],
-            occurred_at=ctx.now,
-        )
-        for i in insights
-    ]
-    if not items:
-        return []
+def _citing(existing: list[Trace], ids: list[str], taken: set[str]) -> Trace | None:
+    """The insight that is this cluster's: the one citing most of its statements, when
+    they are at least half of the statements either cites."""
+    wanted = set(ids)
+    best, best_shared = None, 0
+    for insight in existing:
+        if insight.id in taken:
+            continue
+        cited = set(_cited(insight))
+        shared = len(cited & wanted)
+        if shared > best_shared and 2 * shared >= min(len(cited), len(wanted)):
+            best, best_shared = insight, shared
+    return best
+
+
+def _insight(ctx: PassContext, members: list[_Statement], current: Trace | None) -> Insight:
+    chosen = _chosen(members)
+    scope, scope_id = members[0].trace.scope, members[0].trace.scope_id
+    content, method = _written(ctx, members, chosen)
+    return Insight(
+        content=content,
+        source_ids=sorted(m.trace.id for m in members),
+        scope=scope,
+        scope_id=scope_id,
+        importance=max(m.trace.importance for m in members),
+        method=method,
+        replaces=current,
+    )
+
+
+def _chosen(members: list[_Statement]) -> list[_Statement]:
+    """The statements the digest tells, in the order they happened: the most important
+    (the newer on a tie), one of each wording."""
+    ranked = sorted(members, key=lambda m: (-m.trace.importance, -m.trace.occurred_at))
+    seen: set[str] = set()
+    chosen: list[_Statement] = []
+    for m in ranked:
+        key = " ".join(_ANY_WORD.findall(m.said.lower()))  # a number differing is news
+        if key in seen:
+            continue
+        seen.add(key)
+        chosen.append(m)
+        if len(chosen) == MAX_CLAIMS:
+            break
+    return sorted(chosen, key=lambda m: (m.trace.occurred_at, m.trace.id))
+
+
+def digest(members: list[_Statement]) -> str:
+    """The offline insight: whom or what the statements are about, then each as a
+    claim with its date, as many as fit."""
+    heading = _heading(members)
+    claims = [_claim(m) for m in _chosen(members)]
+    while (
+        len(claims) > 1 and len(heading) + sum(len(c) + 2 for c in claims) + 3 > MAX_INSIGHT_CHARS
+    ):
+        claims.pop()
+    return f"{heading} — {'; '.join(claims)}."[:MAX_INSIGHT_CHARS]
+
+
+def _heading(members: list[_Statement]) -> str:
+    """Whom the statements are about: the one most are about, else each of them."""
+    subjects = Counter(m.subject for m in members)
+    subject, count = subjects.most_common(1)[0]
+    if 2 * count > len(members):
+        return _who(subject)
+    return " and ".join(_who(s) for s, _ in subjects.most_common(3))
+
+
+def _who(subject: str) -> str:
+    return "The user" if subject == USER else subject.title()
+
+
+_WORD = re.compile(r"[a-z][a-z'-]+")
+_ANY_WORD = re.compile(r"\w+")
+
+
+def _content_words(said: str) -> list[str]:
+    return [w for w in _WORD.findall(said.lower()) if w not in STOPWORDS and w not in _PERSONAL]
+
+
+_PERSONAL = frozenset("i i'm i've i'd i'll me my mine myself we we're our us".split())
+
+
+def _claim(m: _Statement) -> str:
+    """A statement as a claim in the third person, with the day it was told when it
+    names no year of its own."""
+    claim = _third_person(m.said).rstrip(" .!")
+    if not _YEAR.search(claim):
+        told = datetime.fromtimestamp(m.trace.occurred_at, UTC).date()
+        claim = f"{claim} ({written_day(told)})"
+    return claim
+
+
+_YEAR = re.compile(r"\b(?:1[89]|20)\d{2}\b")
+_OPENINGS = (
+    (re.compile(r"^(?:I'm|I am|Im)\s+", re.IGNORECASE), "is "),
+    (re.compile(r"^(?:I've|I have)\s+", re.IGNORECASE), "has "),
+    (re.compile(r"^I'd\s+", re.IGNORECASE), "would "),
+    (re.compile(r"^I'll\s+", re.IGNORECASE), "will "),
+    (re.compile(r"^I\s+was\s+", re.IGNORECASE), "was "),
+)
+_INNER = (
+    (re.compile(r"\bI'm\b"), "they're"),
+    (re.compile(r"\bI've\b"), "they've"),
+    (re.compile(r"\bI'd\b"), "they'd"),
+    (re.compile(r"\bI'll\b"), "they'll"),
+    (re.compile(r"\bI was\b"), "they were"),
+    (re.compile(r"\bI am\b"), "they are"),
+    (re.compile(r"\bI\b"), "they"),
+    (re.compile(r"\bmyself\b", re.IGNORECASE), "themselves"),
+    (re.compile(r"\bmine\b", re.IGNORECASE), "theirs"),
+    (re.compile(r"\bme\b"), "them"),
+)
+
+
+def _third_person(said: str) -> str:
+    """``said`` (one statement) told of its speaker: "I'm researching adoption" ->
+    "is researching adoption", "My mum visited" -> "their mum visited"."""
+    first = said.strip()
+    for pattern, replacement in _OPENINGS:
+        if pattern.match(first):
+            first = pattern.sub(replacement, first, count=1)
+            break
+    else:
+        if first.startswith("I "):
+            first = _verb_of_third_person(first[2:])
+    first = re.sub(r"^My\b", "Their", first)
+    first = re.sub(r"\bmy\b", "their", first)
+    for pattern, replacement in _INNER:
+        first = pattern.sub(replacement, first)
+    return first[:1].lower() + first[1:] if first[:1].isupper() and _lower_opening(first) else first
+
+
+def _lower_opening(claim: str) -> bool:
+    """Whether a claim's first word is an ordinary word (not a name) to lower-case."""
+    word = claim.split(" ", 1)[0]
+    return word in {"Their", "Is", "Has", "Was", "Would", "Will"} or word.lower() in STOPWORDS
+
+
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "can": "can"}
+
+
+def _verb_of_third_person(rest: str) -> str:
+    """The rest of "I <verb> ..." with its verb as said of someone else: "love" ->
+    "loves"; a past or modal verb stays."""
+    word, _, tail = rest.partition(" ")
+    low = word.lower()
+    if low in _IRREGULAR:
+        verb = _IRREGULAR[low]
+    elif low.endswith("ed") or low in _UNCHANGED or not low.isalpha():
+        verb = word
+    elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        verb = word + "es"
+    elif low.endswith("y") and low[-2:-1] not in "aeiou":
+        verb = word[:-1] + "ies"
+    else:
+        verb = word + "s"
+    return f"{verb} {tail}".strip()
+
+
+_UNCHANGED = frozenset(
+    """
+    went got had made took saw met came gave found told thought felt left kept began ran
+    bought brought caught taught wrote read said did was were could would should might
+    must will shall may just really also still never always finally recently
+    """.split()
+)
+
+
+def _written(
+    ctx: PassContext, members: list[_Statement], chosen: list[_Statement]
+) -> tuple[str, str]:
+    """The LLM's digest when one is configured, answers and every claim of it is
+    traceable; the offline digest otherwise."""
+    offline = digest(members)
+    if not ctx.settings.llm_base_url:
+        return offline, "offline"
+    if ctx.dry_run:
+        return offline, "llm"  # the real pass asks the LLM; this is its fallback
+    from memory_core.errors import ExtractionError
+    from memory_core.extraction.llm import LLMExtractor
+
+    dated = [f"[{_day(m)}] {m.trace.content}" for m in chosen]
+    client = LLMExtractor.from_settings(ctx.settings)
+    try:
+        answer, _tokens = client.summarize(dated)
+    except ExtractionError as e:
+        log.warning("insight by LLM failed, writing it offline: %s", e)
+        return offline, "offline"
+    finally:
+        client.close()
+    answer = answer.strip()[:MAX_INSIGHT_CHARS]
+    if not traceable(answer, [m.trace.content for m in chosen] + [_day(m) for m in chosen]):
+        log.warning("insight by LLM claims what its sources do not say; writing it offline")
+        return offline, "offline"
+    return answer, "llm"
+
+
+def _day(m: _Statement) -> str:
+    return written_day(datetime.fromtimestamp(m.trace.occurred_at, UTC).date())
+
+
+def traceable(insight: str, sources: list[str]) -> bool:
+    """Whether every claim of ``insight`` can be traced to ``sources``: each of its
+    numbers is theirs, and at least half of its words are (by their stems; the words
+    that say whom it is about aside)."""
+    told = " ".join(sources).lower()
+    numbers = set(_NUMBER.findall(told))
+    stems = {stem(w) for w in _WORD.findall(told)}
+    for claim in re.split(r"[;\n]|(?<=[.!?])\s+", insight):
+        if any(n not in numbers for n in _NUMBER.findall(claim)):
+            return False
+        words = [w for w in _content_words(claim) if w not in _ABOUT_SOMEONE]
+        if words and 2 * sum(stem(w) in stems for w in words) < len(words):
+            return False
+    return True
+
+
+_ABOUT_SOMEONE = frozenset("user user's they they're their them someone".split())
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def apply(ctx: PassContext, insights: list[Insight]) -> list[str | None]:
+    """Write each insight (a new trace, or a new version of the one it rewrites): the
+    id of each, None where the one to rewrite changed since it was planned."""
+    ids: list[str | None] = []
     with ctx.brain.transaction() as conn:
-        ids = add_traces(ctx.brain, items, now=ctx.now, identity=SYSTEM)
-        created(conn, ctx.pass_id, "derive", ids, ctx.now)
+        for i in insights:
+            meta = {"derived_by": i.method, "pass_id": ctx.pass_id}
+            sources = [{"trace": t} for t in i.source_ids]
+            if i.replaces is None:
+                item = NewTrace(
+                    content=i.content,
+                    type="semantic",
+                    scope=i.scope,
+                    scope_id=i.scope_id,
+                    tags=[DERIVED, INSIGHT],
+                    importance=i.importance,
+                    metadata=meta,
+                    sources=sources,
+                    occurred_at=ctx.now,
+                )
+                (new,) = add_traces(ctx.brain, [item], now=ctx.now, identity=SYSTEM)
+                created(conn, ctx.pass_id, "derive", [new], ctx.now)
+                ids.append(new)
+                continue
+            old = i.replaces
+            try:
+                with (
+                    ctx.brain.transaction(),
+                    changing(conn, ctx.pass_id, "derive", [old.id], ctx.now),
+                ):
+                    rewrite_trace(
+                        conn,
+                        old,
+                        i.content,
+                        None,
+                        ctx.now,
+                        sources=json.dumps(sources),
+                        metadata=json.dumps({**old.metadata, **meta}),
+                        importance=i.importance,
+                        occurred_at=ctx.now,
+                    )
+            except Conflict:
+                ids.append(None)  # changed since planned: the next pass looks again
+                continue
+            ids.append(old.id)
     return ids
 
 
 def run(ctx: PassContext) -> StepResult:
     insights = plan(ctx)
-    ids = [] if ctx.dry_run else apply(ctx, insights)
-    result = StepResult("derive", counts={"derived": len(insights)})
+    ids: list[str | None] = [None] * len(insights) if ctx.dry_run else apply(ctx, insights)
+    result = StepResult(
+        "derive",
+        counts={
+            "derived": sum(i.replaces is None for i in insights),
+            "updated": sum(i.replaces is not None for i in insights),
+        },
+    )
     result.items = [
-        {"insight": ids[k] if ids else None, "sources": i.source_ids, "content": i.content}
+        {
+            "insight": ids[k],
+            "sources": i.source_ids,
+            "content": i.content,
+            "written_by": i.method,
+            "updates": i.replaces.id if i.replaces else None,
+        }
         for k, i in enumerate(insights)
     ]
+    if ctx.dry_run and ctx.settings.llm_base_url:
+        result.notes.append(
+            "dry run: the LLM is not asked; each text shown is the offline digest the pass "
+            "writes if the LLM fails or claims what its sources do not say"
+        )
     if ctx.vectors is None:
         result.notes.append("no insights: no embeddings")
     return result

@@ -62,10 +62,14 @@ Skip greetings, small talk and anything not useful later. \
 When nothing is worth keeping, answer {{"facts": []}}."""
 
 INSIGHT_PROMPT = """\
-You consolidate an AI assistant's long-term memory. Given related memories, \
-write the insight they share: one or two sentences that read on their own and \
-state only what the memories support. Answer with one JSON object and nothing \
-else: {"insight": "..."}"""
+You consolidate an AI assistant's long-term memory. Given related memories, each \
+with the day it was told in brackets, write what they say of the person or topic \
+they are about as one digest: the name (or "The user"), an em dash, then claims \
+separated by semicolons, each in the third person with its absolute date, e.g. \
+"Caroline — went to an LGBTQ support group on 7 May 2023; is researching \
+adoption agencies (25 May 2023)". State only what the memories say: no claim, \
+name or number they do not contain, no advice, no relative dates. Answer with \
+one JSON object and nothing else: {"insight": "..."}"""
 
 SAME_FACT_PROMPT = """\
 You check an AI assistant's long-term memory for duplicates. Given two memories, \
@@ -165,7 +169,7 @@ class LLMExtractor:
         """One insight sentence or two drawn from related memories, and tokens used.
 
         Used by the dream pass's derive step; raises ExtractionError like
-        :meth:`extract` so the caller can fall back to an extractive summary.
+        :meth:`extract` so the caller can fall back to its offline digest.
         """
         listing = "\n".join(f"- {m[:2_000]}" for m in memories[:20])
         body = self._post(self._payload(INSIGHT_PROMPT, listing[:_MAX_INPUT_CHARS]))

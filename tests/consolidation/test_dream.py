@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from memory_core.brain.maintenance import doctor
 from memory_core.consolidation.dream import dream, list_passes
 from memory_core.embedders.stub import StubEmbedder
 from memory_core.embeddings import embed_missing
+from memory_core.extraction.dates import written_day
 from memory_core.retrieval import feedback
 from memory_core.traces.decay import DAY
 
@@ -177,6 +179,75 @@ def test_derive_writes_one_insight_per_cluster_citing_every_source(
     assert "hiking" in insight.content
     embed_missing(brain, stub)
     assert step(dream(brain, settings, embedder=stub, now=NOW), "derive").counts["derived"] == 0
+
+
+def test_thanks_and_greetings_give_no_insight(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
+) -> None:
+    for words in ("Thanks so much!", "Thanks so much!!", "thanks so much", "Hi! Thanks so much!"):
+        add(brain, words)
+    embed_missing(brain, stub)
+    assert step(dream(brain, settings, embedder=stub, now=NOW), "derive").items == []
+
+
+def test_a_cluster_grown_by_one_updates_its_insight_in_place(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
+) -> None:
+    hikes = [add(brain, f"we went hiking in the alps near zermatt on day {d}") for d in range(3)]
+    embed_missing(brain, stub)
+    first = step(dream(brain, settings, embedder=stub, now=NOW), "derive")
+    insight_id = first.items[0]["insight"]
+    hikes.append(add(brain, "we went hiking in the alps near zermatt on day 3"))
+    embed_missing(brain, stub)
+    later = step(dream(brain, settings, embedder=stub, now=NOW + DAY), "derive")
+    assert later.counts == {"derived": 0, "updated": 1}
+    insight = mc.get_trace(brain, insight_id, identity=SYSTEM)
+    assert insight.version == 2 and "day 3" in insight.content
+    assert {s["trace"] for s in insight.sources} == set(hikes)
+    with brain.read() as conn:
+        derived = conn.execute(
+            text(
+                "SELECT COUNT(*) FROM memory_traces WHERE deleted = 0 AND EXISTS "
+                "(SELECT 1 FROM json_each(tags) WHERE value = 'derived')"
+            )
+        ).scalar()
+    assert derived == 1
+
+
+def test_an_insight_is_dated_and_told_of_whom_it_is_about(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder
+) -> None:
+    settings = mc.load_settings(
+        brain_url=brain_url, data_dir=tmp_path / "d", dream_derive_similarity=0.1
+    )
+    brain = mc.open_brain(settings)
+    for k, said in enumerate(
+        (
+            "Caroline: I'm researching adoption agencies for the adoption.",
+            "Caroline: I went to an adoption agencies meeting on 7 May 2023.",
+            "Caroline: I love the adoption agencies people I met.",
+        )
+    ):
+        add(brain, said, metadata={"speaker": "Caroline"}, age_days=3 - k)
+    embed_missing(brain, stub)
+    (item,) = step(dream(brain, settings, embedder=stub, now=NOW), "derive").items
+    told = _day(NOW - 3 * DAY)
+    assert item["content"] == (
+        f"Caroline — is researching adoption agencies for the adoption ({told}); "
+        "went to an adoption agencies meeting on 7 May 2023; "
+        f"loves the adoption agencies people they met ({_day(NOW - DAY)})."
+    )
+
+
+def test_no_insight_is_built_from_what_the_same_pass_proposes_to_prune(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
+) -> None:
+    for d in range(3):
+        add(brain, f"a note about the alps nobody looked at for a year {d}", age_days=365)
+    embed_missing(brain, stub)
+    report = dream(brain, settings, embedder=stub, now=NOW)
+    assert step(report, "prune").counts["proposed"] == 3
+    assert step(report, "derive").items == []
 
 
 def test_derive_makes_at_most_the_configured_number(
@@ -353,11 +424,24 @@ class _FakeChat:
         self.server.server_close()
 
 
-@pytest.mark.parametrize("works", [True, False])
-def test_derive_asks_the_llm_when_configured_and_falls_back_when_it_fails(
-    brain_url: str, tmp_path: Path, stub: StubEmbedder, works: bool
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        # Grounded: every word and number of it is the memories'.
+        (
+            '{"insight": "The user — went hiking in the alps near Zermatt on days 0, 1 and 2."}',
+            True,
+        ),
+        # A claim no memory makes (a number, a place): the offline digest instead.
+        ('{"insight": "The user climbed the Matterhorn 3 times in 1998."}', False),
+        ('{"insight": ""}', False),  # malformed
+        (None, False),  # the endpoint fails
+    ],
+)
+def test_derive_keeps_the_llms_insight_only_when_its_claims_are_the_memories(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder, answer: str | None, kept: bool
 ) -> None:
-    chat = _FakeChat('{"insight": "The user often hikes near Zermatt."}' if works else None)
+    chat = _FakeChat(answer)
     try:
         settings = mc.load_settings(
             brain_url=brain_url, data_dir=tmp_path / "d", llm_base_url=chat.url, llm_max_retries=0
@@ -370,10 +454,37 @@ def test_derive_asks_the_llm_when_configured_and_falls_back_when_it_fails(
     finally:
         chat.close()
     insight = mc.get_trace(brain, derive.items[0]["insight"], identity=SYSTEM)
-    assert chat.requests and "zermatt" in chat.requests[0]["messages"][1]["content"]
-    if works:
-        assert insight.content == "The user often hikes near Zermatt."
+    asked = chat.requests[0]["messages"][1]["content"]
+    assert "zermatt" in asked and _day(NOW) in asked  # the statements, dated
+    if kept:
+        assert insight.content == json.loads(answer or "{}")["insight"]
         assert insight.metadata["derived_by"] == "llm"
     else:
-        assert insight.content.startswith("Recurring theme across 3 memories")
-        assert insight.metadata["derived_by"] == "extractive"
+        assert insight.content.startswith("The user — we went hiking in the alps near zermatt")
+        assert insight.metadata["derived_by"] == "offline"
+
+
+def _day(when: float) -> str:
+    return written_day(datetime.fromtimestamp(when, UTC).date())
+
+
+def test_a_dry_run_says_the_llm_would_write_the_insight_without_asking_it(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder
+) -> None:
+    chat = _FakeChat('{"insight": "unused"}')
+    try:
+        settings = mc.load_settings(
+            brain_url=brain_url, data_dir=tmp_path / "d", llm_base_url=chat.url, llm_max_retries=0
+        )
+        brain = mc.open_brain(settings)
+        for d in range(3):
+            add(brain, f"we went hiking in the alps near zermatt on day {d}")
+        embed_missing(brain, stub)
+        derive = step(dream(brain, settings, embedder=stub, now=NOW, dry_run=True), "derive")
+    finally:
+        chat.close()
+    assert not chat.requests
+    (item,) = derive.items
+    assert item["written_by"] == "llm" and item["insight"] is None
+    assert item["content"].startswith("The user — ")
+    assert any("offline digest" in note for note in derive.notes)
