@@ -166,7 +166,7 @@ class LLMExtractor:
         return Extraction(facts=facts, extractor=self.name, tokens=tokens)
 
     def summarize(self, memories: list[str]) -> tuple[str, int]:
-        """One insight sentence or two drawn from related memories, and tokens used.
+        """An insight digest of related memories (each dated), and tokens used.
 
         Used by the dream pass's derive step; raises ExtractionError like
         :meth:`extract` so the caller can fall back to its offline digest.
