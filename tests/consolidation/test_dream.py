@@ -265,12 +265,19 @@ def test_derive_makes_at_most_the_configured_number(
 # -- compact -----------------------------------------------------------------------
 
 
-def test_compact_promotes_old_often_retrieved_episodes_keeping_sources(
+def test_compact_states_what_an_old_often_recalled_episode_told_and_keeps_it(
     brain: mc.Brain, settings: mc.Settings
 ) -> None:
-    ripe = add(brain, "the day we moved to Porto", age_days=60, sources=[{"turn": "t9"}])
-    young = add(brain, "this morning's standup", age_days=1)
-    rare = add(brain, "an old episode nobody recalls", age_days=60)
+    ripe = add(
+        brain,
+        "User: We moved to Porto yesterday. The flat has a balcony over the river.\n\n"
+        "Assistant: How exciting!",
+        age_days=60,
+        sources=[{"turn": "t9"}],
+        type="episodic",
+    )
+    young = add(brain, "User: I had standup this morning.", age_days=1, type="episodic")
+    rare = add(brain, "User: We went to Braga in May.", age_days=60, type="episodic")
     with brain.transaction() as conn:
         conn.execute(
             text(
@@ -280,11 +287,47 @@ def test_compact_promotes_old_often_retrieved_episodes_keeping_sources(
             {"t": NOW, "a": ripe, "b": young},
         )
     report = dream(brain, settings, now=NOW)
-    assert step(report, "compact").items == [{"trace_id": ripe}]
-    t = mc.get_trace(brain, ripe, identity=SYSTEM)
-    assert (t.type, t.sources, "compacted" in t.tags) == ("semantic", [{"turn": "t9"}], True)
-    assert mc.get_trace(brain, young, identity=SYSTEM).type == "episodic"
-    assert mc.get_trace(brain, rare, identity=SYSTEM).type == "episodic"
+    compact = step(report, "compact")
+    (item,) = compact.items
+    moved = _day(NOW - 61 * DAY)
+    assert item == {
+        "trace_id": ripe,
+        "statement": f"User: We moved to Porto on {moved}. The flat has a balcony over the river.",
+    }
+    episode = mc.get_trace(brain, ripe, identity=SYSTEM)
+    assert (episode.type, episode.sources) == ("episodic", [{"turn": "t9"}])
+    assert "compacted" in episode.tags and "yesterday" in episode.content
+    with brain.read() as conn:
+        (stated,) = conn.execute(
+            text(
+                "SELECT id FROM memory_traces WHERE json_extract(metadata, '$.compacted_from') = :e"
+            ),
+            {"e": ripe},
+        ).all()
+    fact = mc.get_trace(brain, stated[0], identity=SYSTEM)
+    assert (fact.type, fact.sources, fact.content) == (
+        "semantic",
+        [{"trace": ripe}],
+        item["statement"],
+    )
+    assert "compacted" not in mc.get_trace(brain, young, identity=SYSTEM).tags
+    assert "compacted" not in mc.get_trace(brain, rare, identity=SYSTEM).tags
+    # Compacted once: the next pass leaves it be.
+    assert step(dream(brain, settings, now=NOW + DAY), "compact").items == []
+
+
+def test_compact_writes_no_statement_the_episodes_facts_already_make(
+    brain: mc.Brain, settings: mc.Settings
+) -> None:
+    episode = add(brain, "User: I work as a nurse in Leeds.", age_days=60, type="episodic")
+    add(brain, "User: I work as a nurse in Leeds.", sources=[{"trace": episode}], age_days=60)
+    with brain.transaction() as conn:
+        conn.execute(
+            text("UPDATE memory_traces SET retrieval_count = 5 WHERE id = :e"), {"e": episode}
+        )
+    compact = step(dream(brain, settings, now=NOW), "compact")
+    assert compact.items == [{"trace_id": episode, "statement": None}]
+    assert compact.counts == {"compacted": 1, "stated": 0}
 
 
 # -- reindex, log, report ------------------------------------------------------------
