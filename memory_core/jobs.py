@@ -44,7 +44,9 @@ class JobSender(Protocol):
     def embed(self, trace_ids: Sequence[str]) -> None:
         """Embed these traces (one batch)."""
 
-    def record_retrieval(self, event_id: str, trace_ids: Sequence[str], at: float) -> None:
+    def record_retrieval(
+        self, event_id: str, trace_ids: Sequence[str], at: float, query_key: str | None = None
+    ) -> None:
         """Apply one search's retrieval feedback."""
 
     def dream(self, reason: str, pass_id: str | None) -> None:
@@ -69,7 +71,9 @@ class NoQueue:
     def embed(self, trace_ids: Sequence[str]) -> None:
         raise _not_queued("embed")
 
-    def record_retrieval(self, event_id: str, trace_ids: Sequence[str], at: float) -> None:
+    def record_retrieval(
+        self, event_id: str, trace_ids: Sequence[str], at: float, query_key: str | None = None
+    ) -> None:
         raise _not_queued("record_retrieval")
 
     def dream(self, reason: str, pass_id: str | None) -> None:
@@ -124,13 +128,24 @@ class Jobs:
             for lo in range(0, len(ids), size)
         )
 
-    def retrieved(self, trace_ids: Sequence[str], at: float | None = None) -> bool:
-        """Queue the retrieval feedback of a search that returned ``trace_ids``."""
+    def retrieved(
+        self,
+        trace_ids: Sequence[str],
+        at: float | None = None,
+        *,
+        query_key: str | None = None,
+        event_id: str | None = None,
+    ) -> bool:
+        """Queue the retrieval feedback of a search that returned ``trace_ids`` (or of
+        results reported used): ``query_key`` says what was asked, so a repeat within
+        the feedback window counts once; ``event_id`` keys it (a new one by default)."""
         if not trace_ids:
             return False
         at = time.time() if at is None else at
-        event = new_event_id()
-        return self._send("record_retrieval", self.sender.record_retrieval, event, trace_ids, at)
+        event = event_id or new_event_id()
+        return self._send(
+            "record_retrieval", self.sender.record_retrieval, event, trace_ids, at, query_key
+        )
 
     def dream(self, reason: str, pass_id: str | None = None) -> bool:
         """Queue one dream pass."""

@@ -140,6 +140,12 @@ class Settings(BaseSettings):
     search_vector_weight: float = Field(
         0.5, ge=0, le=1, description="Share of the vector channel in the fused score; 0: off."
     )
+    feedback_window_s: float = Field(
+        1800.0,
+        ge=0,
+        description="The same search (query, filters, caller) repeated within this many "
+        "seconds counts as one retrieval of its results.",
+    )
     search_min_score: float = Field(
         0.15,
         ge=0,

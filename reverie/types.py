@@ -131,6 +131,14 @@ class SearchOut(Out):
     query: str = Field(description="The full-text query that ran.")
     channels: list[str] = Field(description="The channels that ranked.")
     degraded: list[str] = Field(description="Channels that should have ranked and could not.")
+    query_id: str | None = Field(
+        None, description="This search's id: report the results used with POST /v1/feedback."
+    )
+
+
+class FeedbackAccepted(Out):
+    recorded: int = Field(description="Results of the search counted as used.")
+    enqueued: bool = Field(description="Queued now; otherwise it was not recorded.")
 
 
 class TurnAccepted(Out):

@@ -240,7 +240,11 @@ retrieval_events = Table(
     Column("trace_ids", Text, nullable=False),
     Column("at", Float, nullable=False),
     Column("consolidated", Integer, nullable=False, server_default=text("0")),
+    # What was asked (a digest of the query, its filters and who asked): the same
+    # query within the feedback window counts once.
+    Column("query_key", Text, nullable=True),
     Index("ix_retrieval_events_at", "consolidated", "at"),
+    Index("ix_retrieval_events_query", "query_key", "at"),
 )
 
 tokens = Table(

@@ -14,6 +14,7 @@ from typing import Any
 from memory_core.errors import Forbidden, InvalidArgument, NotEnabled, NotFound
 from memory_core.inbox.turns import Turn, accept_turn
 from memory_core.jobs import Jobs
+from memory_core.retrieval import feedback
 from memory_core.retrieval.search import search as search_traces
 from memory_core.timeref import iso, parse_time
 from memory_core.tools.context import ToolContext
@@ -170,4 +171,8 @@ def embed_merged(args: dict[str, Any], result: dict[str, Any], jobs: Jobs) -> No
 
 
 def record_retrieval(args: dict[str, Any], result: dict[str, Any], jobs: Jobs) -> None:
-    jobs.retrieved([r["id"] for r in result["results"]])
+    # The same search asked again within the feedback window, finding the same
+    # memories, counts once.
+    ids = [r["id"] for r in result["results"]]
+    asked = feedback.query_key("tool", *(f"{k}={v!r}" for k, v in sorted(args.items())), *ids)
+    jobs.retrieved(ids, query_key=asked)

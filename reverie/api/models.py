@@ -14,6 +14,7 @@ from pydantic import (
     PlainValidator,
     TypeAdapter,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 
@@ -171,6 +172,25 @@ class MemoryPatch(Body):
             ]
         },
     )
+
+
+class FeedbackIn(Body):
+    query_id: str = Field(
+        pattern=r"^ret_[0-9a-f-]{36}$", description="The query_id a search answered with."
+    )
+    trace_ids: list[Id] = Field(
+        min_length=1,
+        max_length=100,
+        json_schema_extra={"uniqueItems": True},
+        description="The results of that search the caller read or cited.",
+    )
+
+    @field_validator("trace_ids")
+    @classmethod
+    def _once_each(cls, ids: list[str]) -> list[str]:
+        if len(set(ids)) != len(ids):
+            raise ValueError("each trace id once")
+        return ids
 
 
 class MergeIn(Body):

@@ -13,12 +13,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
 from memory_core import auth, forget, inbox
+from memory_core.retrieval import feedback
 from memory_core.runtime import Runtime
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from reverie import types as out
 from reverie.api.auth import identity, needs
 from reverie.api.errors import CODE_STATUS, error_body
-from reverie.api.models import MemoryIn, MemoryPatch, MergeIn, TurnIn, WhenQuery
+from reverie.api.models import FeedbackIn, MemoryIn, MemoryPatch, MergeIn, TurnIn, WhenQuery
 from reverie.api.schemas import refusals
 from reverie.observability.metrics import SEARCH_MODES, Metrics, bounded
 from reverie.types import Scope, TraceType
@@ -270,8 +271,36 @@ def search(
         )
         if response.degraded:
             metrics.search_degraded.inc()
-    _runtime(request).jobs.retrieved([h.trace.id for h in response.results])
-    return response.to_dict()
+    # The same search by the same caller, finding the same memories, within the
+    # feedback window counts once.
+    ids = [h.trace.id for h in response.results]
+    asked = feedback.query_key(
+        caller.token_id or caller.name, q, type, scope, scope_id, tag_list, limit, as_of, *ids
+    )
+    event = feedback.new_event_id()
+    _runtime(request).jobs.retrieved(ids, query_key=asked, event_id=event)
+    return {**response.to_dict(), "query_id": event}
+
+
+@router.post(
+    "/v1/feedback",
+    status_code=202,
+    tags=["search"],
+    response_model=out.FeedbackAccepted,
+    responses=refusals(404),
+)
+def report_use(body: FeedbackIn, request: Request, caller: CanRead) -> dict[str, Any]:
+    """Which results of a search the caller read or cited: each counts as a retrieval
+    once per search (a repeated report changes nothing)."""
+    brain = _brain(request)
+    for trace_id in body.trace_ids:  # each visible to the caller, or 404
+        mc.get_trace(brain, trace_id, identity=caller)
+    jobs = _runtime(request).jobs
+    enqueued = all(
+        jobs.retrieved([t], event_id=feedback.used_event_id(body.query_id, t))
+        for t in body.trace_ids
+    )
+    return {"recorded": len(body.trace_ids), "enqueued": enqueued}
 
 
 @router.get("/v1/tools", tags=["tools"], response_model=out.ToolsOut)

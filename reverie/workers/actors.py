@@ -63,8 +63,10 @@ class _Sender:
     def embed(self, trace_ids: Sequence[str]) -> None:
         self.actors.embed_traces.send(list(trace_ids))
 
-    def record_retrieval(self, event_id: str, trace_ids: Sequence[str], at: float) -> None:
-        self.actors.record_retrieval.send(event_id, list(trace_ids), at)
+    def record_retrieval(
+        self, event_id: str, trace_ids: Sequence[str], at: float, query_key: str | None = None
+    ) -> None:
+        self.actors.record_retrieval.send(event_id, list(trace_ids), at, query_key)
 
     def dream(self, reason: str, pass_id: str | None) -> None:
         self.actors.dream.send(reason, pass_id)
@@ -177,8 +179,17 @@ def declare(broker: dramatiq.Broker, runtime: Runtime, metrics: Metrics | None) 
 
         semantic.follow(runtime.brain, embedder, trace_ids)
 
-    def record_retrieval(event_id: str, trace_ids: list[str], at: float) -> None:
-        feedback.record_retrieval(runtime.brain, event_id, trace_ids, at=at)
+    def record_retrieval(
+        event_id: str, trace_ids: list[str], at: float, query_key: str | None = None
+    ) -> None:
+        feedback.record_retrieval(
+            runtime.brain,
+            event_id,
+            trace_ids,
+            at=at,
+            query_key=query_key,
+            window_s=settings.feedback_window_s,
+        )
 
     def reconcile_(limit: int = 10_000) -> None:
         plan = jobs.plan(runtime.brain, settings, runtime.embedder(), limit=limit)
