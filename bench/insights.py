@@ -119,6 +119,7 @@ def _insights(brain: mc.Brain, content_free: set[str]) -> dict[str, Any]:
         "examples": [i["content"] for i in insights],
         "duplicate_pairs": [[a["content"], b["content"]] for a, b in pairs],
         "untraceable": [i["content"] for i in insights if not i["traceable"]],
+        "from_content_free": [i["content"] for i in insights if i["content_free"]],
     }
 
 
@@ -147,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"    {example}")
         for claim in found["untraceable"][:3]:
             print(f"    untraceable: {claim}")
+        for claim in found["from_content_free"][:3]:
+            print(f"    from content-free statements: {claim}")
     n = max(totals["insights"], 1)
     print(
         f"all: {totals['insights']} insights after {args.weeks} weekly passes; content-free "

@@ -8,17 +8,21 @@ other insights, anything content-free (greetings, thanks, acknowledgements:
 proposal would prune.  The window is bounded, so the step costs the same on any
 brain size.
 
-Each cluster of at least ``dream_derive_min_cluster`` statements is one insight:
+Each cluster of at least ``dream_derive_min_cluster`` statements, a third of which
+at least name something (a number, a date, a name: a cluster of "won't quit on my
+dreams" says nothing concrete), is one insight:
 a digest of what its statements say, each as a claim with its date, headed by
 whom or what they are about::
 
     Caroline — went to an LGBTQ support group on 7 May 2023; is researching
     adoption agencies (25 May 2023); ...
 
-An insight is found again on the next pass by the statements it cites: the one
-citing most of a cluster's statements is that cluster's.  When the cluster has
-changed (a statement more, one gone), the insight is rewritten in place -- a new
-version citing the new set, undoable with the pass -- never written twice.
+What an insight tells stays its own: a statement it cites belongs to it, and a
+new statement as close to its statements as a cluster's members are to each other
+joins it; only what no insight claims is clustered anew.  When an insight's
+statements change (one more, one gone), it is rewritten in place -- a new version
+citing the new set, undoable with the pass -- never written twice, and topics do
+not reshuffle from pass to pass.
 
 With an LLM configured, it writes the digest in the same shape from the same
 dated statements; its answer is kept only when every claim in it can be traced
@@ -32,6 +36,7 @@ import json
 import logging
 import re
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -40,9 +45,11 @@ from sqlalchemy import text
 
 from memory_core.auth import SYSTEM
 from memory_core.consolidation.base import PassContext, StepResult
+from memory_core.consolidation.phatic import model_for as phatic_model
 from memory_core.consolidation.salience import is_smalltalk, sentences
 from memory_core.errors import Conflict
 from memory_core.extraction.dates import written_day
+from memory_core.extraction.english import IRREGULAR_PAST
 from memory_core.proposals.base import subject_ids
 from memory_core.supersession.slots import USER, persons_named, subjects_named
 from memory_core.textutil import STOPWORDS, stem
@@ -81,26 +88,64 @@ def plan(ctx: PassContext) -> list[Insight]:
     if vectors is None or ctx.settings.dream_derive_max == 0:
         return []
     statements = _statements(ctx)
+    index = vectors.index()
+    # What each insight tells stays its own: a statement one cites is claimed by it
+    # (by the oldest, should two cite it), so topics do not reshuffle from pass to pass.
+    claimed: dict[str, str] = {}
+    members: dict[str, list[str]] = {}
+    insights_by_id: dict[str, Trace] = {}
+    for insight in sorted(_insights(ctx), key=lambda t: (t.created_at, t.id)):
+        own = [t for t in _cited(insight) if t in statements and t not in claimed]
+        insights_by_id[insight.id] = insight
+        members[insight.id] = own
+        claimed.update(dict.fromkeys(own, insight.id))
     order = np.argsort(-vectors.created_at, kind="stable")
-    window = [int(i) for i in order if vectors.ids[i] in statements]
-    window = window[: ctx.settings.dream_derive_window]
-    existing = _insights(ctx)
-    taken: set[str] = set()
-    insights: list[Insight] = []
-    for cluster in _clusters(ctx, window):
-        members = [statements[vectors.ids[i]] for i in cluster]
-        ids = sorted(m.trace.id for m in members)
-        current = _citing(existing, ids, set())
-        if current is not None and current.id in taken:
-            continue  # told by the insight another cluster of it updates
-        if current is not None:
-            taken.add(current.id)
-            if set(_cited(current)) == set(ids):
-                continue  # nothing new to say
-        insights.append(_insight(ctx, members, current))
-        if len(insights) >= ctx.settings.dream_derive_max:
-            break
-    return insights
+    window = [
+        int(i) for i in order if vectors.ids[i] in statements and vectors.ids[i] not in claimed
+    ][: ctx.settings.dream_derive_window]
+    # A new statement close to what an insight tells joins it.
+    unjoined = []
+    for i in window:
+        home = _closest(ctx, members, insights_by_id, index, i)
+        if home is None:
+            unjoined.append(i)
+        else:
+            members[home].append(vectors.ids[i])
+    planned: list[Insight] = []
+    for insight_id, ids in members.items():
+        insight = insights_by_id[insight_id]
+        if len(ids) >= ctx.settings.dream_derive_min_cluster and set(ids) != set(_cited(insight)):
+            planned.append(_insight(ctx, [statements[t] for t in ids], insight))
+    for cluster in _clusters(ctx, unjoined):
+        found = [statements[vectors.ids[i]] for i in cluster]
+        if 3 * sum(_specific(m.said) for m in found) < len(found):
+            continue  # vague ("won't quit on my dreams", "gonna keep going"): no insight
+        planned.append(_insight(ctx, found, None))
+    return planned[: ctx.settings.dream_derive_max]
+
+
+def _closest(
+    ctx: PassContext,
+    members: dict[str, list[str]],
+    insights: dict[str, Trace],
+    index: dict[str, int],
+    row: int,
+) -> str | None:
+    """The insight whose statements ``row`` is on average as close to as a cluster's
+    members are to each other, the closest such; None when none is."""
+    vectors = ctx.vectors
+    assert vectors is not None
+    group = vectors.groups[row]
+    best, best_similarity = None, ctx.settings.dream_derive_similarity
+    for insight_id, ids in members.items():
+        rows = [index[t] for t in ids if t in index]
+        insight = insights[insight_id]
+        if not rows or (insight.scope, insight.scope_id) != group:
+            continue
+        similarity = float(np.mean(vectors.matrix[rows] @ vectors.matrix[row]))
+        if similarity >= best_similarity:
+            best, best_similarity = insight_id, similarity
+    return best
 
 
 def _statements(ctx: PassContext) -> dict[str, _Statement]:
@@ -113,6 +158,19 @@ def _statements(ctx: PassContext) -> dict[str, _Statement]:
             ),
             {"turn": TURN_TAG, "derived": DERIVED},
         ).all()
+        model = phatic_model(ctx.embedder_name)
+        content_free = (
+            set()
+            if model is None
+            else {
+                t
+                for t, value in conn.execute(
+                    text("SELECT trace_id, value FROM trace_judgements WHERE judge = :judge"),
+                    {"judge": model.name},
+                )
+                if value >= model.threshold
+            }
+        )
         pruning = {
             t
             for (key,) in conn.execute(
@@ -122,14 +180,22 @@ def _statements(ctx: PassContext) -> dict[str, _Statement]:
             )
             for t in subject_ids(key)
         }
+    traces = [Trace.from_row(row) for row in rows]
+    speakers: dict[tuple[str, str | None], set[str]] = {}
+    for trace in traces:
+        if isinstance(name := trace.metadata.get("speaker"), str):
+            speakers.setdefault((trace.scope, trace.scope_id), set()).add(name)
     out: dict[str, _Statement] = {}
-    for row in rows:
-        trace = Trace.from_row(row)
-        if trace.id in pruning:
+    for trace in traces:
+        # Not what a pending proposal would prune, nor a fact of a turn the phatic
+        # judgement found content-free (a warm reply that says nothing).
+        if trace.id in pruning or any(
+            isinstance(src, dict) and src.get("trace") in content_free for src in trace.sources
+        ):
             continue
         speaker = trace.metadata.get("speaker")
         speaker = speaker if isinstance(speaker, str) else None
-        said = _told(trace.content)
+        said = _told(trace.content, speakers.get((trace.scope, trace.scope_id), set()))
         if not said:
             continue
         known = persons_named(said)
@@ -137,15 +203,20 @@ def _statements(ctx: PassContext) -> dict[str, _Statement]:
     return out
 
 
-def _told(content: str) -> str:
+def _told(content: str, listeners: Collection[str] = ()) -> str:
     """What a memory tells, in its first sentence that tells something: not small talk,
-    not a question, not said to the listener ("You're killing it!"), not a shared
-    photo's caption; empty when no sentence does.  Speakers' labels are left out."""
+    not a question, not said to the listener ("You're killing it!", "I love the
+    thought Nate" when Nate is one of ``listeners``, those who speak in its scope),
+    not urging or wishing ("Let's ..."), not a shared photo's caption; empty when no
+    sentence does.  Speakers' labels are left out."""
     for said in sentences(content):
         sentence = _OPENER.sub("", _LABELS.sub("", said)).strip()
-        if sentence.startswith("a photo of") or sentence.endswith("?"):
+        if sentence.startswith("a photo of") or sentence.endswith("?") or _NOT_TOLD.match(sentence):
             continue
         if _TO_LISTENER.search(sentence) or is_smalltalk(sentence):
+            continue
+        last = _STAMP.sub("", sentence).rstrip(" .!").rsplit(" ", 1)[-1]
+        if last in listeners:
             continue
         if len(sentence.split()) < _MIN_WORDS:  # "it was amazing", "agree, Mel"
             continue
@@ -156,7 +227,7 @@ def _told(content: str) -> str:
 # Said to the listener: "you", or their name closing it ("I 100% agree, Mel.").
 _TO_LISTENER = re.compile(
     r"(?i:\b(?:you|your|you're|you've|yours|yourself)\b)|,\s+[A-Z][a-z]+[.!]*$"
-    r"|(?i:^since we last (?:spoke|talked|chatted))"
+    r"|(?i:\bsince we last (?:spoke|talked|chatted))"
 )
 _LABELS = re.compile(r"^(?:[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)?: )+")
 # Interjections and the name of the one spoken to, before what is told: "Yeah,
@@ -166,6 +237,22 @@ _OPENER = re.compile(
     r"|100%|by the way|btw)[,!.]*\s+)+(?:[A-Z][a-z]+[,!]\s+)?"
 )
 _MIN_WORDS = 4
+_STAMP = re.compile(r"\s*\(as of [^)]*\)")
+# Urging, wishing or cheering rather than telling: "Let's live it up", "Don't miss a
+# beat", "Can't wait for the opening", "Congrats on finishing it up".
+_NOT_TOLD = re.compile(
+    r"(?i)^(?:let's|let us|don't|do not|can't wait|cannot wait|keep it up|congrats"
+    r"|congratulations|well done|good luck|sending (?:\w+ )*(?:vibes|love|hugs))\b"
+)
+
+
+def _specific(said: str) -> bool:
+    """Whether a statement names something: a number, a date, a name."""
+    return bool(_SPECIFIC.search(said))
+
+
+# A digit, or a capitalised word not opening the sentence (nor "I").
+_SPECIFIC = re.compile(r"\d|(?<=[\w,;:] )(?!I\b|I')[A-Z][\w'-]+")
 
 
 def _clusters(ctx: PassContext, window: list[int]) -> list[list[int]]:
@@ -210,21 +297,6 @@ def _insights(ctx: PassContext) -> list[Trace]:
 
 def _cited(insight: Trace) -> list[str]:
     return [s["trace"] for s in insight.sources if isinstance(s, dict) and "trace" in s]
-
-
-def _citing(existing: list[Trace], ids: list[str], taken: set[str]) -> Trace | None:
-    """The insight that is this cluster's: the one citing most of its statements, when
-    they are at least half of the statements either cites."""
-    wanted = set(ids)
-    best, best_shared = None, 0
-    for insight in existing:
-        if insight.id in taken:
-            continue
-        cited = set(_cited(insight))
-        shared = len(cited & wanted)
-        if shared > best_shared and 2 * shared >= min(len(cited), len(wanted)):
-            best, best_shared = insight, shared
-    return best
 
 
 def _insight(ctx: PassContext, members: list[_Statement], current: Trace | None) -> Insight:
@@ -361,7 +433,7 @@ def _verb_of_third_person(rest: str) -> str:
     low = word.lower()
     if low in _IRREGULAR:
         verb = _IRREGULAR[low]
-    elif low.endswith("ed") or low in _UNCHANGED or not low.isalpha():
+    elif low.endswith("ed") or low in _UNCHANGED or low in IRREGULAR_PAST or not low.isalpha():
         verb = word
     elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
         verb = word + "es"

@@ -526,7 +526,7 @@ def test_dreams_undo_reverses_a_pass_as_one_unit(
     with brain.transaction() as conn:
         conn.execute(text("UPDATE memory_traces SET retrieval_count = 5 WHERE id = :i"), {"i": old})
     for k in range(4):
-        add(brain, f"garden tomatoes basil watering plan {'x' * k}")
+        add(brain, f"garden tomatoes basil watering plan for plot 7 {'x' * k}")
     embed_missing(brain, stub)
     before = undo_digest(brain)
     report = dream(brain, s, embedder=stub, now=T0 + DAY)
