@@ -35,7 +35,7 @@ from memory_core import timeref
 from memory_core.auth import Identity, acting
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable, InvalidArgument
-from memory_core.retrieval import asking, dense, latest, lexical, ranking, relevance
+from memory_core.retrieval import asking, dense, latest, lexical, quoted, ranking, relevance
 from memory_core.retrieval.filters import Filters, check_as_of, check_limit, check_min_score
 from memory_core.retrieval.lexical import natural_query
 from memory_core.retrieval.query_embedding import (
@@ -135,6 +135,9 @@ def search(
                 model=vector_search.embedder.embedder.name,
                 memory_of={seq: memory_of(trace) for seq, trace in full.items()},
             )
+        best = quoted.after_quoted_sources(
+            conn, best, full, query, {seq: memory_of(t) for seq, t in full.items()}
+        )
         successors = _successors(conn, full.values())
         weights = _query_weights(conn, brain, query)
     hits = _hits(

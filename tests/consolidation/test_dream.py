@@ -250,6 +250,31 @@ def test_no_insight_is_built_from_what_the_same_pass_proposes_to_prune(
     assert step(report, "derive").items == []
 
 
+def test_an_insight_does_not_outrank_a_memory_the_query_quotes(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder
+) -> None:
+    settings = mc.load_settings(
+        brain_url=brain_url, data_dir=tmp_path / "d", dream_derive_similarity=0.1
+    )
+    brain = mc.open_brain(settings)
+    said = [
+        "I adopted a greyhound called Biscuit from the Leeds shelter on 3 May 2023.",
+        "Biscuit the greyhound from the Leeds shelter loves the beach at Filey.",
+        "Took Biscuit the greyhound back to the Leeds shelter for a check-up.",
+    ]
+    dogs = [add(brain, s) for s in said]
+    embed_missing(brain, stub)
+    (item,) = step(dream(brain, settings, embedder=stub, now=NOW), "derive").items
+    embed_missing(brain, stub)
+    # The words of each: each goes ahead of the insight, which repeats them all.
+    quoted = mc.search(brain, "Biscuit greyhound Leeds shelter", embedder=stub, identity=SYSTEM)
+    order = [h.trace.id for h in quoted.results]
+    assert order[-1] == item["insight"] and set(order[:-1]) == set(dogs), order
+    # A word alone quotes nothing: the insight keeps its place.
+    asked = mc.search(brain, "greyhound", embedder=stub, identity=SYSTEM).results
+    assert item["insight"] in [h.trace.id for h in asked][:2]
+
+
 def test_derive_makes_at_most_the_configured_number(
     brain_url: str, tmp_path: Path, stub: StubEmbedder
 ) -> None:
