@@ -184,6 +184,13 @@ class Settings(BaseSettings):
         ge=0,
         description="A query naming a time lifts traces that happened then by this factor; 0: off.",
     )
+    search_coactivation_weight: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="A neighbour of a strong hit (used with it, or what it cites) ranks at "
+        "least this share of the hit's score, times the link's strength; 0: off.",
+    )
     search_strength_weight: float = Field(
         0.2, ge=0, le=1, description="How much decayed strength scales the score; 0: off."
     )

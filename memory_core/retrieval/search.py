@@ -35,7 +35,16 @@ from memory_core import timeref
 from memory_core.auth import Identity, acting
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable, InvalidArgument
-from memory_core.retrieval import asking, dense, latest, lexical, quoted, ranking, relevance
+from memory_core.retrieval import (
+    asking,
+    coactivation,
+    dense,
+    latest,
+    lexical,
+    quoted,
+    ranking,
+    relevance,
+)
 from memory_core.retrieval.filters import Filters, check_as_of, check_limit, check_min_score
 from memory_core.retrieval.lexical import natural_query
 from memory_core.retrieval.query_embedding import (
@@ -118,6 +127,7 @@ def search(
             conn, brain, query, cands, scores, vector_search, where, params, now
         )
         ranked = _rank(cands, query, scores, now, s, [p for p, _ in named], lifted)
+        ranked = coactivation.expand(conn, ranked, where, params, s.search_coactivation_weight)
         # Relevance needs the texts, and a memory's traces fold into one hit: read more
         # than ``limit`` of the best, which a floor and the folding may thin out (and, for
         # a question of now, as many as the latest answer is looked for among).
@@ -183,6 +193,8 @@ class _Judge:
         fit = relevance.relevance(cosine, share)
         if c.facts.seq in self.answers:  # it states what the query asks: it answers it
             fit = max(fit, ANSWERS_ASKED)
+        if coactivation.FACTOR in c.factors:  # a strong hit's neighbour: given its chance
+            fit = max(fit, self.floor)
         return fit
 
 

@@ -134,6 +134,7 @@ _TABLE = (
         schemas.READ,
         (READ,),
         handlers.read,
+        handlers.record_read,
         read_only=True,
     ),
 )

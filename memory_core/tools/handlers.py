@@ -157,6 +157,11 @@ def read(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 # -- follow-ups: what a successful call leaves to the workers -----------------
 
 
+def record_read(args: dict[str, Any], result: dict[str, Any], jobs: Jobs) -> None:
+    # A memory read in full was used: once, however often it is read in the window.
+    jobs.retrieved([result["id"]], query_key=feedback.query_key("read", result["id"]))
+
+
 def embed_added(args: dict[str, Any], result: dict[str, Any], jobs: Jobs) -> None:
     jobs.embed([result["traceId"]])
 

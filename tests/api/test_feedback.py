@@ -76,3 +76,14 @@ def test_feedback_on_bad_input_or_a_missing_memory_is_refused_and_changes_nothin
     assert r.status_code == 404, r.text
     assert _count(client, workers, hike) == 1
     assert _count(client, workers, theirs) == 0
+
+
+def test_a_memory_read_in_full_through_the_read_tool_counts_once(
+    client: TestClient, workers: Process
+) -> None:
+    hike = _memory(client, "We hiked the Ridgeway from Avebury to Ivinghoe Beacon.")
+    workers.join()
+    for _ in range(2):
+        r = client.post("/v1/tools/memory_read", json={"traceId": hike})
+        assert r.status_code == 200, r.text
+    assert _count(client, workers, hike) == 1

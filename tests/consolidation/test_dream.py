@@ -161,6 +161,31 @@ def test_strengthen_learns_edges_and_stability_from_retrievals_once(
     assert mc.get_trace(brain, a, identity=SYSTEM).stability == sa
 
 
+@pytest.mark.parametrize("weight", [0.3, 0.0])
+def test_a_memory_used_with_a_strong_hit_gets_a_chance_unless_switched_off(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder, weight: float
+) -> None:
+    settings = mc.load_settings(
+        brain_url=brain_url, data_dir=tmp_path / "d", search_coactivation_weight=weight
+    )
+    brain = mc.open_brain(settings)
+    walk = add(brain, "The ridge walk over Pen y Fan in the Brecon Beacons.")
+    lunch = add(brain, "Packed cheese rolls and a flask of tea.")  # shares no word
+    add(brain, "The quarterly tax return is due in April.")
+    embed_missing(brain, stub)
+    for n in range(3):  # used together, three times
+        feedback.record_retrieval(brain, f"ret_{n}", [walk, lunch], at=NOW)
+    dream(brain, settings, embedder=stub, now=NOW)
+    hits = mc.search(brain, "Brecon Beacons ridge walk", embedder=stub, identity=SYSTEM).results
+    found = {h.trace.id: h for h in hits}
+    assert hits[0].trace.id == walk
+    if weight:
+        assert "coactivation" in found[lunch].adjustments
+        assert found[lunch].score == pytest.approx(weight * hits[0].score)
+    else:
+        assert lunch not in found
+
+
 # -- derive ------------------------------------------------------------------------
 
 
