@@ -161,19 +161,26 @@ def _served(settings: mc.Settings) -> tuple[Any, TestClient]:
     return workers, TestClient(compose.app(workers), base_url="http://127.0.0.1:8420")
 
 
+def ingested(folder: Path, name: str, data: dict[str, Any]) -> mc.Settings:
+    """A brain in ``folder`` holding the conversation posted through the API, ingested
+    and embedded by the embedded default's workers; its settings."""
+    settings = mc.load_settings(
+        brain_url=f"sqlite:///{folder / 'brain.sqlite'}", data_dir=folder / "data"
+    )
+    workers, client = _served(settings)
+    with client:
+        _post(client, name, data)
+        workers.join(timeout_ms=600_000)  # ingested and embedded
+    workers.stop()
+    return settings
+
+
 def run_conversation(
     conv: Any, data: dict[str, Any], content_free: set[str], days: int
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="reverie-retention-") as tmp:
         folder = Path(tmp)
-        settings = mc.load_settings(
-            brain_url=f"sqlite:///{folder / 'brain.sqlite'}", data_dir=folder / "data"
-        )
-        workers, client = _served(settings)
-        with client:
-            _post(client, conv.name, data)
-            workers.join(timeout_ms=600_000)  # ingested and embedded
-        workers.stop()
+        settings = ingested(folder, conv.name, data)
         brain = mc.open_brain(settings)
         copy = folder / "before.sqlite"
         with sqlite3.connect(settings.brain_url.removeprefix("sqlite:///")) as db:

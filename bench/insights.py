@@ -33,7 +33,7 @@ from typing import Any
 from sqlalchemy import text
 
 import memory_core as mc
-from bench.consolidation_retention import DATA, _post, _served
+from bench.consolidation_retention import DATA, ingested
 from bench.locomo import DEFAULT_DATA, load_conversations
 from memory_core import proposals
 from memory_core.consolidation.derive import traceable
@@ -50,15 +50,7 @@ def run_conversation(
     name: str, data: dict[str, Any], content_free: set[str], weeks: int
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="reverie-insights-") as tmp:
-        folder = Path(tmp)
-        settings = mc.load_settings(
-            brain_url=f"sqlite:///{folder / 'brain.sqlite'}", data_dir=folder / "data"
-        )
-        workers, client = _served(settings)
-        with client:
-            _post(client, name, data)
-            workers.join(timeout_ms=600_000)
-        workers.stop()
+        settings = ingested(Path(tmp), name, data)
         brain = mc.open_brain(settings)
         embedder = make_embedder(settings)
         start = time.time()

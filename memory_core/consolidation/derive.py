@@ -149,14 +149,23 @@ def _closest(
 
 
 def _statements(ctx: PassContext) -> dict[str, _Statement]:
-    """What an insight may be built from, by trace id."""
+    """What an insight may be built from, by trace id: of the newest statements (twice
+    the window: some tell nothing) and those insights cite, what tells something."""
     with ctx.brain.read() as conn:
         rows = conn.execute(
             text(
-                "SELECT * FROM memory_traces WHERE deleted = 0 AND NOT EXISTS (SELECT 1 FROM "
-                "json_each(tags) WHERE value IN (:turn, :derived))"
+                "SELECT * FROM memory_traces WHERE id IN (SELECT id FROM memory_traces "
+                "WHERE deleted = 0 AND NOT EXISTS (SELECT 1 FROM json_each(tags) "
+                "WHERE value IN (:turn, :derived)) ORDER BY created_at DESC LIMIT :newest) "
+                "OR id IN (SELECT json_extract(s.value, '$.trace') FROM memory_traces i, "
+                "json_each(i.sources) s WHERE i.deleted = 0 AND EXISTS (SELECT 1 FROM "
+                "json_each(i.tags) WHERE value = :derived))"
             ),
-            {"turn": TURN_TAG, "derived": DERIVED},
+            {
+                "turn": TURN_TAG,
+                "derived": DERIVED,
+                "newest": 2 * ctx.settings.dream_derive_window,
+            },
         ).all()
         model = phatic_model(ctx.embedder_name)
         content_free = (
@@ -189,6 +198,8 @@ def _statements(ctx: PassContext) -> dict[str, _Statement]:
     for trace in traces:
         # Not what a pending proposal would prune, nor a fact of a turn the phatic
         # judgement found content-free (a warm reply that says nothing).
+        if trace.deleted or TURN_TAG in trace.tags or DERIVED in trace.tags:
+            continue  # cited by an insight, but gone or not a statement
         if trace.id in pruning or any(
             isinstance(src, dict) and src.get("trace") in content_free for src in trace.sources
         ):

@@ -534,20 +534,9 @@ class _FakeChat:
 def test_derive_keeps_the_llms_insight_only_when_its_claims_are_the_memories(
     brain_url: str, tmp_path: Path, stub: StubEmbedder, answer: str | None, kept: bool
 ) -> None:
-    chat = _FakeChat(answer)
-    try:
-        settings = mc.load_settings(
-            brain_url=brain_url, data_dir=tmp_path / "d", llm_base_url=chat.url, llm_max_retries=0
-        )
-        brain = mc.open_brain(settings)
-        for d in range(3):
-            add(brain, f"we went hiking in the alps near zermatt on day {d}")
-        embed_missing(brain, stub)
-        derive = step(dream(brain, settings, embedder=stub, now=NOW), "derive")
-    finally:
-        chat.close()
+    brain, derive, requests = _hikes_derived(brain_url, tmp_path, stub, answer)
     insight = mc.get_trace(brain, derive.items[0]["insight"], identity=SYSTEM)
-    asked = chat.requests[0]["messages"][1]["content"]
+    asked = requests[0]["messages"][1]["content"]
     assert "zermatt" in asked and _day(NOW) in asked  # the statements, dated
     if kept:
         assert insight.content == json.loads(answer or "{}")["insight"]
@@ -557,14 +546,12 @@ def test_derive_keeps_the_llms_insight_only_when_its_claims_are_the_memories(
         assert insight.metadata["derived_by"] == "offline"
 
 
-def _day(when: float) -> str:
-    return written_day(datetime.fromtimestamp(when, UTC).date())
-
-
-def test_a_dry_run_says_the_llm_would_write_the_insight_without_asking_it(
-    brain_url: str, tmp_path: Path, stub: StubEmbedder
-) -> None:
-    chat = _FakeChat('{"insight": "unused"}')
+def _hikes_derived(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder, answer: str | None, dry_run: bool = False
+) -> tuple[mc.Brain, Any, list[dict[str, Any]]]:
+    """A pass's derive step over three hikes, an LLM answering ``answer`` configured; the
+    brain, the step and the requests the LLM got."""
+    chat = _FakeChat(answer)
     try:
         settings = mc.load_settings(
             brain_url=brain_url, data_dir=tmp_path / "d", llm_base_url=chat.url, llm_max_retries=0
@@ -573,10 +560,23 @@ def test_a_dry_run_says_the_llm_would_write_the_insight_without_asking_it(
         for d in range(3):
             add(brain, f"we went hiking in the alps near zermatt on day {d}")
         embed_missing(brain, stub)
-        derive = step(dream(brain, settings, embedder=stub, now=NOW, dry_run=True), "derive")
+        report = dream(brain, settings, embedder=stub, now=NOW, dry_run=dry_run)
     finally:
         chat.close()
-    assert not chat.requests
+    return brain, step(report, "derive"), chat.requests
+
+
+def _day(when: float) -> str:
+    return written_day(datetime.fromtimestamp(when, UTC).date())
+
+
+def test_a_dry_run_says_the_llm_would_write_the_insight_without_asking_it(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder
+) -> None:
+    _, derive, requests = _hikes_derived(
+        brain_url, tmp_path, stub, '{"insight": "unused"}', dry_run=True
+    )
+    assert not requests
     (item,) = derive.items
     assert item["written_by"] == "llm" and item["insight"] is None
     assert item["content"].startswith("The user — ")
