@@ -50,7 +50,8 @@ from memory_core.consolidation.salience import is_smalltalk, sentences
 from memory_core.errors import Conflict
 from memory_core.extraction.dates import written_day
 from memory_core.extraction.english import IRREGULAR_PAST
-from memory_core.proposals.base import subject_ids
+from memory_core.proposals.base import ProposalDraft, subject_ids
+from memory_core.proposals.create import create_proposals, filter_new, pending_room
 from memory_core.supersession.slots import USER, persons_named, subjects_named
 from memory_core.textutil import STOPWORDS, stem
 from memory_core.traces.model import TURN_TAG, NewTrace, Trace
@@ -565,8 +566,37 @@ def apply(ctx: PassContext, insights: list[Insight]) -> list[str | None]:
     return ids
 
 
+def outdated(ctx: PassContext) -> list[ProposalDraft]:
+    """A proposal to prune each insight an older derive wrote by stringing its members'
+    first sentences together ("Recurring theme across 11 memories: ..."): the digests
+    written now replace them, and what they cite stays."""
+    with ctx.brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT * FROM memory_traces WHERE deleted = 0 "
+                "AND json_extract(metadata, '$.derived_by') = 'extractive' AND EXISTS "
+                "(SELECT 1 FROM json_each(tags) WHERE value = :derived)"
+            ),
+            {"derived": DERIVED},
+        ).all()
+    drafts = [
+        ProposalDraft(
+            kind="prune",
+            trace_ids=[t.id],
+            reason="an insight of the older kind, its sources' first sentences strung "
+            "together; derive now writes a dated digest of them instead",
+            scores={"importance": t.importance, "sources": float(len(_cited(t)))},
+            summary=f"prune: {' '.join(t.content.split())[:69]}",
+        )
+        for t in (Trace.from_row(r) for r in rows)
+    ]
+    drafts = filter_new(ctx.brain, ctx.settings, drafts, now=ctx.now)
+    return drafts[: min(ctx.settings.dream_max_proposals, pending_room(ctx.brain, ctx.settings))]
+
+
 def run(ctx: PassContext) -> StepResult:
     insights = plan(ctx)
+    drafts = outdated(ctx)
     ids: list[str | None] = [None] * len(insights) if ctx.dry_run else apply(ctx, insights)
     result = StepResult(
         "derive",
@@ -585,6 +615,11 @@ def run(ctx: PassContext) -> StepResult:
         }
         for k, i in enumerate(insights)
     ]
+    if not ctx.dry_run:
+        result.proposals = create_proposals(
+            ctx.brain, ctx.settings, drafts, ctx.pass_id, now=ctx.now
+        )
+    result.counts["proposed"] = len(drafts) if ctx.dry_run else len(result.proposals)
     if ctx.dry_run and ctx.settings.llm_base_url:
         result.notes.append(
             "dry run: the LLM is not asked; each text shown is the offline digest the pass "

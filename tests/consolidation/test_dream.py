@@ -225,7 +225,7 @@ def test_a_cluster_grown_by_one_updates_its_insight_in_place(
     hikes.append(add(brain, "we went hiking in the alps near zermatt on day 3"))
     embed_missing(brain, stub)
     later = step(dream(brain, settings, embedder=stub, now=NOW + DAY), "derive")
-    assert later.counts == {"derived": 0, "updated": 1}
+    assert later.counts == {"derived": 0, "updated": 1, "proposed": 0}
     insight = mc.get_trace(brain, insight_id, identity=SYSTEM)
     assert insight.version == 2 and "day 3" in insight.content
     assert {s["trace"] for s in insight.sources} == set(hikes)
@@ -298,6 +298,27 @@ def test_an_insight_does_not_outrank_a_memory_the_query_quotes(
     # A word alone quotes nothing: the insight keeps its place.
     asked = mc.search(brain, "greyhound", embedder=stub, identity=SYSTEM).results
     assert item["insight"] in [h.trace.id for h in asked][:2]
+
+
+def test_an_insight_of_the_older_strung_together_kind_is_proposed_for_pruning(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
+) -> None:
+    thanks = [add(brain, "User: Thanks Nate!"), add(brain, "User: See ya Nate!")]
+    old = add(
+        brain,
+        "Recurring theme across 2 memories: User: Thanks Nate! / User: See ya Nate!",
+        tags=["derived", "insight"],
+        metadata={"derived_by": "extractive"},
+        sources=[{"trace": t} for t in thanks],
+    )
+    embed_missing(brain, stub)
+    derive = step(dream(brain, settings, embedder=stub, now=NOW), "derive")
+    assert derive.counts["proposed"] == 1
+    (pending,) = proposals.list_proposals(brain, settings, identity=SYSTEM)
+    assert (pending.kind, pending.trace_ids) == ("prune", [old])
+    assert not mc.get_trace(brain, old, identity=SYSTEM).deleted  # a person decides
+    again = step(dream(brain, settings, embedder=stub, now=NOW + DAY), "derive")
+    assert again.counts["proposed"] == 0  # already pending
 
 
 def test_derive_makes_at_most_the_configured_number(
