@@ -12,7 +12,7 @@ every proposal accepted after each.  Of the insights active at the end:
 * **duplicates**: two insights of one conversation citing mostly the same
   statements (at least half of either's), or saying the same words; target 0;
 * **traceable**: every claim of the insight traced to the statements it cites
-  (:func:`memory_core.consolidation.derive.traceable`); target 100%.
+  (:func:`memory_core.consolidation.digest.traceable`); target 100%.
 
     python -m bench.insights [--weeks 4] [--conversations 26,30] [--show 3]
 """
@@ -36,7 +36,7 @@ import memory_core as mc
 from bench.consolidation_retention import DATA, ingested
 from bench.locomo import DEFAULT_DATA, load_conversations
 from memory_core import proposals
-from memory_core.consolidation.derive import traceable
+from memory_core.consolidation.digest import traceable
 from memory_core.consolidation.dream import dream
 from memory_core.consolidation.salience import is_smalltalk
 from memory_core.embedders import make_embedder

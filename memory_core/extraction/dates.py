@@ -125,7 +125,7 @@ def resolve_times(
     text = _SHORT_MONTH.sub(_full_name, text)
     low = _lower(text)  # matching lower-case text is twice as fast as ignoring case
     sentence_past = is_past(low)
-    named = _months_by_name(low, today, sentence_past)
+    named: list[tuple[int, tuple[int, int]]] | None = None  # read at the first "the 9th"
     edits: list[tuple[int, int, str]] = []
     for m in _PHRASE.finditer(low):
         before = _previous_word(low, m.start())
@@ -147,8 +147,12 @@ def resolve_times(
             or (m.start() == 0 and low.startswith(_AS_SUBJECT, m.end()))
         )
         try:
-            earlier = [at for where, at in named if where < m.start()]
-            within = earlier[-1] if earlier else month
+            within = month
+            if m["ordinal"]:  # a day of the month alone: of the month named before it
+                if named is None:
+                    named = _months_by_name(low, today, sentence_past)
+                earlier = [at for where, at in named if where < m.start()]
+                within = earlier[-1] if earlier else month
             written = _resolve(m, today, _looks_back(before, past), bare, within)
         except (OverflowError, ValueError):  # a date outside what datetime can hold
             continue
@@ -168,6 +172,8 @@ def resolve_times(
 def month_named(sentence: str, today: date) -> tuple[int, int] | None:
     """The (year, month) ``sentence`` names last by its name ("for August", "on 9 Aug."),
     as meant on ``today``; None when it names none ("next month" is no name)."""
+    if not _mentions_time(sentence):
+        return None
     low = _lower(_SHORT_MONTH.sub(_full_name, sentence))
     named = _months_by_name(low, today, is_past(low))
     return named[-1][1] if named else None

@@ -204,9 +204,8 @@ def _statements(
         if TURN_TAG in trace.tags:
             turns[memory] = trace
         elif memory.startswith("turn:"):
-            episode = _episode_of(trace)
-            if episode is not None:
-                episodes.setdefault(memory, episode)
+            if trace.cited:  # a fact: the episode it was drawn from
+                episodes.setdefault(memory, trace.cited[0])
             if (vector := _row(scores, trace.seq)) is not None:
                 told[memory] = max(told.get(memory, -1.0), float(vector @ scores.query))
         elif (vector := _row(scores, trace.seq)) is not None:
@@ -249,14 +248,6 @@ def _row(scores: dense.DenseScores, seq: int) -> npt.NDArray[np.float32] | None:
     """A trace's vector in the index the question was compared with."""
     row = scores.snapshot.row(seq)
     return None if row is None else scores.snapshot.matrix[row]
-
-
-def _episode_of(fact: Trace) -> str | None:
-    """The id of the episode a fact was drawn from."""
-    for source in fact.sources:
-        if isinstance(source, dict) and isinstance(source.get("trace"), str):
-            return str(source["trace"])
-    return None
 
 
 def _episodes(conn: Connection, wanted: dict[str, str]) -> dict[str, Trace]:

@@ -61,7 +61,7 @@ def after_quoted_sources(
 def _cited_memories(conn: Connection, insight: Trace) -> set[str]:
     """The memories an insight cites: each cited trace, and the turn a cited fact was
     drawn from."""
-    ids = [s["trace"] for s in insight.sources if isinstance(s, dict) and "trace" in s]
+    ids = insight.cited
     if not ids:
         return set()
     rows = conn.execute(

@@ -135,6 +135,7 @@ def search(
         reads = max(limit * (FLOOR_READS if floor > 0 else MEMORY_READS), limit)
         best = ranked[: max(reads, latest.DEPTH * MEMORY_READS) if now_asked else reads]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
+        memories = {seq: memory_of(trace) for seq, trace in full.items()}
         if now_asked and scores is not None and vector_search is not None:
             best = latest.first(
                 conn,
@@ -143,11 +144,9 @@ def search(
                 scores,
                 query,
                 model=vector_search.embedder.embedder.name,
-                memory_of={seq: memory_of(trace) for seq, trace in full.items()},
+                memory_of=memories,
             )
-        best = quoted.after_quoted_sources(
-            conn, best, full, query, {seq: memory_of(t) for seq, t in full.items()}
-        )
+        best = quoted.after_quoted_sources(conn, best, full, query, memories)
         successors = _successors(conn, full.values())
         weights = _query_weights(conn, brain, query)
     hits = _hits(

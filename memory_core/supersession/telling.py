@@ -147,7 +147,7 @@ def names_replaced(statement: str, holding: str, before: Sequence[str]) -> bool:
 def _names(statement: str) -> list[tuple[str, ...]]:
     """The names a statement gives, each a run of capitalised words ("Dearborn Truck",
     "Berlin"), and its numbers, as lower-case words."""
-    runs = (m.group(0).split() for m in _NAME_RUN.finditer(_STAMP.sub("", statement)))
+    runs = (m.group(0).split() for m in _NAME_RUN.finditer(STAMP.sub("", statement)))
     names = (tuple(w.lower() for w in run if not _I.fullmatch(w)) for run in runs)
     return [n for n in names if n]
 
@@ -187,7 +187,7 @@ def _specifics(statement: str) -> set[str]:
     words), leaving out what names no value: "I" and its contractions, the one
     spoken to ("Thanks, Ben!"), and the day a fact was stamped with when it was
     told ("(as of 1 March 2023)")."""
-    text = _VOCATIVE.sub(" ", _STAMP.sub("", statement))
+    text = _VOCATIVE.sub(" ", STAMP.sub("", statement))
     found = {w.lower() for w in _SPECIFIC.findall(text) if not _I.fullmatch(w)}
     return found | set(_AMOUNT_WORDS.findall(text.lower()))
 
@@ -200,7 +200,8 @@ _AMOUNT_WORDS = re.compile(
 
 
 _I = re.compile(r"I(?:'[a-z]+)?")
-_STAMP = re.compile(r" \(as of [^)]*\)")
+# The day a fact was stamped with when it was told: " (as of 1 March 2023)".
+STAMP = re.compile(r" \(as of [^)]*\)")
 _VOCATIVE = re.compile(
     r"(?i:\b(?:thanks|thank you|hey|hi|hello|cheers|wow|yeah|yes|oh|aw+|congrats"
     r"|congratulations|sorry|love you|miss you|good luck|bye|see ya)),?\s+[A-Z][a-z]+\b"

@@ -84,6 +84,16 @@ class Trace:
         return self.occurred_at
 
     @property
+    def cited(self) -> list[str]:
+        """The traces it was drawn from or cites (``sources`` naming a ``trace``): a
+        fact's episode, an insight's statements."""
+        return [
+            s["trace"]
+            for s in self.sources
+            if isinstance(s, dict) and isinstance(s.get("trace"), str)
+        ]
+
+    @property
     def superseded(self) -> bool:
         """Whether a later statement of the same subject and attribute replaced it."""
         return self.superseded_by is not None
