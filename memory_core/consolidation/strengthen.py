@@ -3,7 +3,8 @@
 Search enqueues retrieval events (the read path writes nothing else); the
 feedback job bumps each returned trace's retrieval count and last access.
 Here, unattended, the pass turns the events into Hebbian co-activation edges
-between traces returned together near the top, and grows the stability of
+between traces returned together near the top (and, more strongly, between the
+results a caller reported used for one search), and grows the stability of
 traces that keep being retrieved (spaced repetition: stability grows with
 the logarithm of retrievals, so reinforcement saturates instead of pinning a
 trace at full strength forever).  Events are marked consolidated in the same
@@ -21,8 +22,12 @@ from itertools import combinations
 from sqlalchemy import text
 
 from memory_core.consolidation.base import PassContext, StepResult
+from memory_core.retrieval.feedback import used_search
 
 COACTIVATION_TOP = 5
+# What results reported used for one search add to their edge: used together is what
+# co-activation is (:data:`memory_core.retrieval.coactivation.FULL` is full strength).
+USED_TOGETHER = 3
 MAX_EVENTS = 100_000
 STABILITY_GAIN = 0.2
 STABILITY_CAP = 16.0
@@ -31,7 +36,8 @@ STABILITY_CAP = 16.0
 @dataclass
 class StrengthenPlan:
     event_ids: list[str] = field(default_factory=list)
-    edges: Counter[tuple[str, str]] = field(default_factory=Counter)
+    edges: Counter[tuple[str, str]] = field(default_factory=Counter)  # weight gained
+    seen: Counter[tuple[str, str]] = field(default_factory=Counter)  # times together
     retrieved: Counter[str] = field(default_factory=Counter)
 
 
@@ -45,12 +51,21 @@ def plan(ctx: PassContext) -> StrengthenPlan:
             ),
             {"n": MAX_EVENTS},
         ).all()
+    used: dict[str, set[str]] = {}
     for event_id, ids_json in rows:
         ids = list(dict.fromkeys(json.loads(ids_json)))
         result.event_ids.append(event_id)
         result.retrieved.update(ids)
-        for a, b in combinations(sorted(ids[:COACTIVATION_TOP]), 2):
-            result.edges[(a, b)] += 1
+        if (search := used_search(event_id)) is not None:
+            used.setdefault(search, set()).update(ids)
+            continue
+        for pair in combinations(sorted(ids[:COACTIVATION_TOP]), 2):
+            result.edges[pair] += 1
+            result.seen[pair] += 1
+    for together in used.values():
+        for pair in combinations(sorted(together), 2):
+            result.edges[pair] += USED_TOGETHER
+            result.seen[pair] += 1
     return result
 
 
@@ -59,7 +74,7 @@ def apply(ctx: PassContext, p: StrengthenPlan) -> tuple[int, int]:
     grown = 0
     with ctx.brain.transaction() as conn:
         live = _active(conn, set(p.retrieved))
-        for (a, b), n in p.edges.items():
+        for (a, b), w in p.edges.items():
             if a in live and b in live:
                 conn.execute(
                     text(
@@ -67,7 +82,7 @@ def apply(ctx: PassContext, p: StrengthenPlan) -> tuple[int, int]:
                         "VALUES (:a, :b, :w, :n, :at) ON CONFLICT (a, b) DO UPDATE SET "
                         "weight = weight + :w, count = count + :n, updated_at = :at"
                     ),
-                    {"a": a, "b": b, "w": float(n), "n": n, "at": ctx.now},
+                    {"a": a, "b": b, "w": float(w), "n": p.seen[(a, b)], "at": ctx.now},
                 )
         for trace_id, n in p.retrieved.items():
             if trace_id in live:

@@ -3,11 +3,11 @@
 The dream pass's strengthen step links traces that searches returned together
 near the top (``coactivation_edges``, weighted by how often).  Here the best few
 hits of a search pass that on: each neighbour -- a trace linked to a strong hit
-by an edge, what the hit was drawn from or cites (its ``sources``: a fact's
-turn, an insight's statements), or an insight citing the hit -- is ranked at
-least ``weight`` times the hit's score, scaled by the link's strength (an
-edge's weight over the strongest edge found; a source or citation counts
-full).  A neighbour the channels did not find joins the results that way; one
+by an edge, or what the hit was drawn from or cites (its ``sources``: a fact's
+turn, an insight's statements) -- is ranked at least ``weight`` times the hit's
+score, scaled by the link's strength (an edge's weight over :data:`FULL`, at
+most one, so the strength of a link does not shrink as others grow; a source or
+citation counts full).  A neighbour the channels did not find joins the results that way; one
 they found rises when that is more than its own score.  Either way the
 factor ``coactivation`` says so in its breakdown.  Neighbours pass the same
 filters as every hit, and ``REVERIE_SEARCH_COACTIVATION_WEIGHT=0`` turns it off.
@@ -25,6 +25,9 @@ from memory_core.retrieval import ranking
 
 FACTOR = "coactivation"
 TOP = 5  # the hits whose neighbours get a chance
+# An edge's weight at which its link counts full: three searches that returned both
+# near the top, or one whose caller reported both used (strengthen's USED_TOGETHER).
+FULL = 3.0
 MAX_NEIGHBOURS = 50
 
 
@@ -86,13 +89,12 @@ def _links(conn: Connection, by_id: dict[int, str]) -> dict[tuple[str, str], flo
         ),
         {"h": hits},
     ).all()
-    strongest = max((float(e.weight) for e in edges), default=0.0)
     hit_ids = set(by_id.values())
     for e in edges:
         for hit, neighbour in ((e.a, e.b), (e.b, e.a)):
-            if hit in hit_ids and neighbour not in hit_ids and strongest > 0:
+            if hit in hit_ids and neighbour not in hit_ids:
                 key = (hit, neighbour)
-                links[key] = max(links.get(key, 0.0), float(e.weight) / strongest)
+                links[key] = max(links.get(key, 0.0), min(1.0, float(e.weight) / FULL))
     # What a hit was drawn from or cites (read from the hits' own rows: what cites a hit
     # would take a scan of every trace, and strengthen links it once used together).
     rows = conn.execute(

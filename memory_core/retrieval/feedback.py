@@ -12,7 +12,8 @@ new use: an event with a ``query_key`` (a digest of the query, its filters and w
 asked, :func:`query_key`) that another counted event shares within the feedback
 window is kept but counts nothing and teaches strengthen nothing.  A caller that
 reports which results it read or cited (``POST /v1/feedback``) adds one count to
-each, once per search (:func:`used_event_id`).
+each, once per search (:func:`used_event_id`); results used for one search were used
+together, which strengthen learns more from than from being returned together.
 """
 
 from __future__ import annotations
@@ -32,9 +33,23 @@ def new_event_id() -> str:
     return f"ret_{uuid.uuid4()}"
 
 
+USED = "use_"
+
+
 def used_event_id(query_id: str, trace_id: str) -> str:
-    """The event of one result of the search ``query_id`` reported used: once each."""
-    return f"use_{hashlib.sha256(f'{query_id}/{trace_id}'.encode()).hexdigest()[:32]}"
+    """The event of one result of the search ``query_id`` reported used: once each.  The
+    events of one search share their first part (:func:`used_search`)."""
+    search = hashlib.sha256(query_id.encode()).hexdigest()[:16]
+    return f"{USED}{search}_{hashlib.sha256(trace_id.encode()).hexdigest()[:16]}"
+
+
+def used_search(event_id: str) -> str | None:
+    """The search whose result the event ``event_id`` reported used; None for any other
+    event."""
+    if not event_id.startswith(USED):
+        return None
+    search, sep, _ = event_id.removeprefix(USED).partition("_")
+    return search if sep else None
 
 
 def query_key(*parts: object) -> str:

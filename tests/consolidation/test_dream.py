@@ -186,6 +186,28 @@ def test_a_memory_used_with_a_strong_hit_gets_a_chance_unless_switched_off(
         assert lunch not in found
 
 
+def test_results_reported_used_together_are_linked_more_than_results_returned_together(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder
+) -> None:
+    settings = mc.load_settings(brain_url=brain_url, data_dir=tmp_path / "d")
+    brain = mc.open_brain(settings)
+    walk = add(brain, "The ridge walk over Pen y Fan in the Brecon Beacons.")
+    lunch = add(brain, "Packed cheese rolls and a flask of tea.")  # shares no word
+    map_ = add(brain, "Bought the OS Explorer map OL12.")  # shares no word either
+    embed_missing(brain, stub)
+    # One search returned all three near the top; its caller used the walk and the lunch.
+    feedback.record_retrieval(brain, "ret_1", [walk, map_, lunch], at=NOW)
+    for used in (walk, lunch):
+        feedback.record_retrieval(brain, feedback.used_event_id("ret_1", used), [used], at=NOW)
+    dream(brain, settings, embedder=stub, now=NOW)
+    hits = mc.search(brain, "Brecon Beacons ridge walk", embedder=stub, identity=SYSTEM).results
+    found = {h.trace.id: h for h in hits}
+    assert hits[0].trace.id == walk
+    top, weight = hits[0].score, settings.search_coactivation_weight
+    assert found[lunch].score == pytest.approx(weight * top)  # used together: full strength
+    assert found[map_].score == pytest.approx(weight * top / 3)  # returned together once
+
+
 # -- derive ------------------------------------------------------------------------
 
 
