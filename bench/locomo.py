@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import memory_core
-from bench import locomo_real
+from bench import locomo_month, locomo_real
 from bench.locomo_report import format_report
 from bench.locomo_scoring import (
     QuestionResult,
@@ -168,6 +168,7 @@ class ConfigRun:
     partial: int = 0  # some evidence ids name no stored turn; the rest were used
     ingest_seconds: float = 0.0
     search_seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)  # figures one path adds
 
 
 # -- loading -----------------------------------------------------------------
@@ -380,6 +381,29 @@ def run_conversation(conv: Conversation, run: ConfigRun) -> None:
             brain.close()
 
 
+def run_month(conversations: Sequence[Conversation]) -> dict[str, ConfigRun]:
+    """Every conversation built once, used, given a month of passes and scored under
+    each month configuration (:mod:`bench.locomo_month`)."""
+    runs = {
+        name: ConfigRun(SearchConfig(name, locomo_month.DESCRIPTIONS[name]))
+        for name in locomo_month.NAMES
+    }
+    for conv in conversations:
+        log.info(
+            "month: %s, %d turns, %d questions", conv.name, len(conv.traces), len(conv.questions)
+        )
+        questions = checked_questions(conv, runs[locomo_month.FRESH])
+        locomo_month.run_conversation(conv, questions, runs, SEARCH_LIMIT)
+    return runs
+
+
+def scored_half(conv: Conversation) -> Conversation:
+    """``conv`` with only the questions the month path scores (the others are its use)."""
+    return dataclasses.replace(
+        conv, questions=[q for q in conv.questions if not locomo_month.is_use(q)]
+    )
+
+
 def run_config(config: SearchConfig, conversations: Sequence[Conversation]) -> ConfigRun:
     """Every conversation under one configuration."""
     run = ConfigRun(config)
@@ -431,6 +455,7 @@ def summarise(run: ConfigRun) -> dict[str, Any]:
         else 0.0,
         "ingest_seconds": round(run.ingest_seconds, 2),
         "search_seconds": round(run.search_seconds, 2),
+        **run.extra,
     }
 
 
@@ -505,10 +530,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--path",
-        choices=["direct", "real"],
+        choices=["direct", "real", "month"],
         default="direct",
         help="direct: turns added through memory_core (default); real: also post them "
-        "through the API's turn path and ask through its search, compared with direct",
+        "through the API's turn path and ask through its search, compared with direct; "
+        "month: also ask half the questions as use, run four weekly passes accepting "
+        "every proposal and score the other half (with insights, co-activation on and off)",
     )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
@@ -531,9 +558,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     configs = {**CONFIGS, REAL.name: REAL}
+    asked = conversations
+    if args.path == "month":
+        asked = [scored_half(c) for c in conversations]
     runs = {
-        n: run_config(configs[n], conversations) for n in select_configs(args.config, args.path)
+        n: run_config(configs[n], asked)
+        for n in select_configs(args.config, "direct" if args.path == "month" else args.path)
     }
+    if args.path == "month":
+        runs.update(run_month(conversations))
     report = {
         "benchmark": "locomo",
         "data": str(args.data),

@@ -65,9 +65,23 @@ def _extra_rows(summaries: dict[str, dict[str, Any]]) -> list[list[Any]]:
         ("ingest time (s)", lambda s: f"{s['ingest_seconds']:.2f}"),
         ("search time (s)", lambda s: f"{s['search_seconds']:.2f}"),
     ]
+    if any("multi_hop_first_hit" in s for s in summaries.values()):
+        picks[2:2] = [
+            (
+                "multi-hop first hit an insight / covering 2+ evidence turns (%)",
+                lambda s: _first_hit(s.get("multi_hop_first_hit")),
+            )
+        ]
     rows: list[list[Any]] = [["", *names]]
     rows += [[label, *(pick(summaries[n]) for n in names)] for label, pick in picks]
     return rows
+
+
+def _first_hit(figures: dict[str, int] | None) -> str:
+    if not figures or not figures["n"]:
+        return "-"
+    n = figures["n"]
+    return f"{100 * figures['insight'] / n:.1f} / {100 * figures['covers_2'] / n:.1f}"
 
 
 def _signed(value: float) -> str:

@@ -65,6 +65,49 @@ def scored(
     )
 
 
+def scored_hits(
+    conversation: str,
+    question: Asked,
+    covered: Sequence[set[str]],
+    latency_ms: float,
+    mode: str,
+) -> QuestionResult:
+    """How search did on ``question``, given the dia_ids each hit stands for, best first:
+    a rank is a hit, however many turns it stands for."""
+    return QuestionResult(
+        conversation=conversation,
+        question=question.index,
+        category=question.category,
+        evidence=question.evidence,
+        latency_ms=latency_ms,
+        mode=mode,
+        n_results=len(covered),
+        **score_hits(covered, question.evidence),
+    )
+
+
+def score_hits(covered: Sequence[set[str]], evidence: Sequence[str]) -> dict[str, Any]:
+    """Recall@k, reciprocal rank and All@10 of ranked hits, each standing for a set of
+    dia_ids, against evidence."""
+    wanted = set(evidence)
+    seen: set[str] = set()
+    within: dict[int, set[str]] = {}
+    first = None
+    for rank, dias in enumerate(covered, start=1):
+        if first is None and dias & wanted:
+            first = rank
+        seen |= dias
+        if rank in RECALL_KS:
+            within[rank] = seen & wanted
+    last = seen & wanted
+    reach = {k: within.get(k, last) for k in RECALL_KS}
+    return {
+        "recall": {k: len(reach[k]) / len(wanted) for k in RECALL_KS},
+        "reciprocal_rank": 1.0 / first if first else 0.0,
+        "all_at_10": 1.0 if wanted <= within.get(10, last) else 0.0,
+    }
+
+
 def score_question(hit_ids: Sequence[str], evidence: Sequence[str]) -> dict[str, Any]:
     """Recall@k, reciprocal rank and All@10 of a ranked list of dia_ids against evidence."""
     wanted = set(evidence)

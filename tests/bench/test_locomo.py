@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
-from bench import locomo
-from bench.locomo_scoring import QuestionResult, pair_results, paired_differences
+import memory_core
+from bench import locomo, locomo_month
+from bench.locomo_scoring import QuestionResult, pair_results, paired_differences, score_hits
 from bench.stats import bootstrap_mean
+from memory_core.auth import SYSTEM
 
 
 def _result(
@@ -210,3 +212,71 @@ def test_unknown_conversation_is_one_clean_error_line(
     assert locomo.main(["--data", str(tmp_path), "--conversations", "26,99"]) == 2
     err = capsys.readouterr().err
     assert err.strip() == f"error: no conversation 99 in {tmp_path}"
+
+
+def test_the_month_path_scores_the_half_not_used_on_every_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write_data(tmp_path)
+    out = tmp_path / "report.json"
+
+    code = locomo.main(
+        ["--data", str(tmp_path), "--conversations", "30", "--path", "month", "--json", str(out)]
+    )
+
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert list(report["configs"]) == ["bm25", "default", *locomo_month.NAMES]
+    # Questions 0 and 2 are use; 1 names no turn; 3 (multi-hop) is the one scored.
+    assert {s["questions"] for s in report["configs"].values()} == {1}
+    assert report["configs"]["month"]["multi_hop_first_hit"]["n"] == 1
+    assert report["paired"]["configs"]["month"]["paired"] == 1
+    assert "multi-hop first hit an insight" in capsys.readouterr().out
+
+
+def test_a_hit_counts_for_the_turns_it_stands_for_and_an_insight_only_when_credited(
+    tmp_path: Path,
+) -> None:
+    settings = memory_core.load_settings(brain_url=f"sqlite:///{tmp_path / 'b.sqlite'}")
+    brain = memory_core.open_brain(settings)
+    turn, fact, insight = "turn-1", "fact-1", "insight-1"
+    memory_core.add_traces(
+        brain,
+        [
+            memory_core.NewTrace(content="Ann: I made a bowl", id=turn, metadata={"turn_id": turn}),
+            memory_core.NewTrace(
+                content="Ann made a bowl", id=fact, metadata={"turn_id": turn}, type="semantic"
+            ),
+            memory_core.NewTrace(
+                content="Ann — made a bowl",
+                id=insight,
+                tags=["derived", "insight"],
+                sources=[{"trace": fact}],
+                type="semantic",
+            ),
+        ],
+        identity=SYSTEM,
+    )
+    turns = locomo_month.Turns(brain, {turn: "D1:1"})
+    brain.close()
+
+    assert turns.of(fact) == ["D1:1"]
+    assert turns.of(insight) == ["D1:1"]
+    assert turns.of(insight, credit_insights=False) == []
+    assert turns.insights == {insight}
+
+
+def test_a_rank_is_a_hit_however_many_turns_it_stands_for() -> None:
+    covered = [{"D1:9"}, {"D1:1", "D1:2", "D1:7"}, set(), {"D1:3"}]
+    figures = score_hits(covered, ["D1:1", "D1:2", "D1:3"])
+    assert figures["reciprocal_rank"] == 0.5
+    assert figures["recall"][1] == 0.0
+    assert figures["recall"][5] == figures["recall"][20] == 1.0
+    assert figures["all_at_10"] == 1.0
+    assert score_hits([{"D1:1"}] * 12, ["D1:1", "D1:2"])["all_at_10"] == 0.0
+
+
+def test_an_insight_stands_for_the_statements_its_text_tells() -> None:
+    insight = "Ann — made a blue bowl at pottery (8 May 2023); started violin (9 May 2023)."
+    assert locomo_month.tells(insight, "I made a blue bowl at pottery class")
+    assert not locomo_month.tells(insight, "We went hiking in the mountains near the lake")
