@@ -12,7 +12,10 @@ every proposal accepted after each.  Of the insights active at the end:
 * **duplicates**: two insights of one conversation citing mostly the same
   statements (at least half of either's), or saying the same words; target 0;
 * **traceable**: every claim of the insight traced to the statements it cites
-  (:func:`memory_core.consolidation.digest.traceable`); target 100%.
+  (:func:`memory_core.consolidation.digest.traceable`); target 100%;
+* **quoted first**: each statement an insight tells (up to three an insight),
+  searched for in its own words: how often its memory (the statement or its
+  turn) comes before the insight; target 100%.
 
     python -m bench.insights [--weeks 4] [--conversations 26,30] [--show 3]
 """
@@ -35,12 +38,15 @@ from sqlalchemy import text
 import memory_core as mc
 from bench.consolidation_retention import DATA, ingested
 from bench.locomo import DEFAULT_DATA, load_conversations
+from bench.locomo_month import tells
 from memory_core import proposals
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.digest import traceable
 from memory_core.consolidation.dream import dream
 from memory_core.consolidation.salience import is_smalltalk
 from memory_core.embedders import make_embedder
 from memory_core.extraction.dates import written_day
+from memory_core.retrieval.query_embedding import query_embedder_for
 from memory_core.supersession.telling import said_by, said_in
 
 WEEK = 7 * 86_400.0
@@ -59,8 +65,33 @@ def run_conversation(
             dream(brain, settings, embedder=embedder, now=now)
             proposals.accept_all(brain, settings, now=now)
         found = _insights(brain, content_free)
+        found.update(_quoted(brain, settings, embedder, found.pop("told")))
         brain.close()
     return found
+
+
+QUOTED_PER_INSIGHT = 3
+
+
+def _quoted(
+    brain: mc.Brain, settings: mc.Settings, embedder: Any, told: dict[str, list[Any]]
+) -> dict[str, Any]:
+    """Each statement an insight tells, searched for in its own words: does its memory
+    come before the insight?"""
+    searcher = query_embedder_for(settings, embedder)
+    asked, first, behind = 0, 0, []
+    for insight_id, statements in told.items():
+        for statement in statements[:QUOTED_PER_INSIGHT]:
+            hits = mc.search(
+                brain, statement.content, limit=20, embedder=searcher, identity=SYSTEM
+            ).results
+            ranks = {t.id: rank for rank, h in enumerate(hits) for t in (h.trace, *h.attached)}
+            asked += 1
+            if ranks.get(statement.id, 99) < ranks.get(insight_id, 99):
+                first += 1
+            else:
+                behind.append(statement.content)
+    return {"quoted": asked, "quoted_first": first, "quoted_behind": behind}
 
 
 def _insights(brain: mc.Brain, content_free: set[str]) -> dict[str, Any]:
@@ -91,6 +122,7 @@ def _insights(brain: mc.Brain, content_free: set[str]) -> dict[str, Any]:
         insights.append(
             {
                 "id": r.id,
+                "told": [t for t in sources if tells(r.content, t.content)],
                 "content": r.content,
                 "cited": set(cited),
                 "content_free": 2 * sum(free(t) for t in sources) >= max(len(sources), 1),
@@ -104,6 +136,7 @@ def _insights(brain: mc.Brain, content_free: set[str]) -> dict[str, Any]:
         or 2 * len(a["cited"] & b["cited"]) >= min(len(a["cited"]), len(b["cited"]))
     ]
     return {
+        "told": {i["id"]: i["told"] for i in insights},
         "insights": len(insights),
         "content_free": sum(i["content_free"] for i in insights),
         "duplicates": len(pairs),
@@ -124,7 +157,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     stems = args.conversations.split(",") if args.conversations else None
     labels = json.loads((DATA / "locomo_content_free.json").read_text())["conversations"]
-    totals = {"insights": 0, "content_free": 0, "duplicates": 0, "traceable": 0}
+    totals = {
+        "insights": 0,
+        "content_free": 0,
+        "duplicates": 0,
+        "traceable": 0,
+        "quoted": 0,
+        "quoted_first": 0,
+    }
     report: dict[str, Any] = {}
     for conv in load_conversations(DEFAULT_DATA, stems):
         data = json.loads((DEFAULT_DATA / f"{conv.name}.json").read_text())
@@ -134,7 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             totals[key] += found[key]
         print(
             f"{conv.name}: {found['insights']} insights, {found['content_free']} content-free, "
-            f"{found['duplicates']} duplicate pairs, {found['traceable']} traceable"
+            f"{found['duplicates']} duplicate pairs, {found['traceable']} traceable, "
+            f"{found['quoted_first']}/{found['quoted']} quoted statements before their insight"
         )
         for example in found["examples"][: args.show]:
             print(f"    {example}")
@@ -142,11 +183,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"    untraceable: {claim}")
         for claim in found["from_content_free"][:3]:
             print(f"    from content-free statements: {claim}")
+        for said in found["quoted_behind"][:3]:
+            print(f"    quoted, behind its insight: {said}")
     n = max(totals["insights"], 1)
     print(
         f"all: {totals['insights']} insights after {args.weeks} weekly passes; content-free "
         f"{totals['content_free'] / n:.1%} (target 0), duplicate pairs {totals['duplicates']} "
-        f"(target 0), traceable {totals['traceable'] / n:.1%} (target 100%)"
+        f"(target 0), traceable {totals['traceable'] / n:.1%} (target 100%); a statement "
+        f"quoted came before its insight {totals['quoted_first']}/{totals['quoted']} "
+        f"(target all)"
     )
     if args.json:
         args.json.write_text(json.dumps({"totals": totals, "conversations": report}, indent=1))

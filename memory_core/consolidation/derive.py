@@ -5,8 +5,9 @@ over the vectors of the most recent statements: facts drawn from turns and
 memories written directly, never verbatim turns (their facts stand for them),
 other insights, anything content-free (greetings, thanks, acknowledgements:
 :func:`~memory_core.consolidation.salience.is_smalltalk`) or anything a pending
-proposal would prune.  The window is bounded, so the step costs the same on any
-brain size.
+proposal would prune.  Each person's statements are clustered apart, since an
+insight's heading names one person and every claim under it is told of them.
+The window is bounded, so the step costs the same on any brain size.
 
 Each cluster of at least ``dream_derive_min_cluster`` statements, a third of which
 at least name something (a number, a date, a name: a cluster of "won't quit on my
@@ -34,6 +35,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,10 +100,11 @@ def plan(ctx: PassContext) -> list[Insight]:
     window = [
         int(i) for i in order if vectors.ids[i] in statements and vectors.ids[i] not in claimed
     ][: ctx.settings.dream_derive_window]
-    # A new statement close to what an insight tells joins it.
+    # A new statement close to what an insight tells, of whom it tells, joins it.
+    subject_of = {t: m.subject for t, m in statements.items()}
     unjoined = []
     for i in window:
-        home = _closest(ctx, members, insights_by_id, index, i)
+        home = _closest(ctx, members, insights_by_id, index, i, subject_of)
         if home is None:
             unjoined.append(i)
         else:
@@ -110,7 +114,7 @@ def plan(ctx: PassContext) -> list[Insight]:
         insight = insights_by_id[insight_id]
         if len(ids) >= ctx.settings.dream_derive_min_cluster and set(ids) != set(insight.cited):
             planned.append(_insight(ctx, [statements[t] for t in ids], insight))
-    for cluster in _clusters(ctx, unjoined):
+    for cluster in _clusters(ctx, unjoined, subject_of):
         found = [statements[vectors.ids[i]] for i in cluster]
         if 3 * sum(specific(m.said) for m in found) < len(found):
             continue  # vague ("won't quit on my dreams", "gonna keep going"): no insight
@@ -124,17 +128,21 @@ def _closest(
     insights: dict[str, Trace],
     index: dict[str, int],
     row: int,
+    subject_of: dict[str, str],
 ) -> str | None:
-    """The insight whose statements ``row`` is on average as close to as a cluster's
-    members are to each other, the closest such; None when none is."""
+    """The insight of the same person whose statements ``row`` is on average as close
+    to as a cluster's members are to each other, the closest such; None when none is."""
     vectors = ctx.vectors
     assert vectors is not None
     group = vectors.groups[row]
+    subject = subject_of[vectors.ids[row]]
     best, best_similarity = None, ctx.settings.dream_derive_similarity
     for insight_id, ids in members.items():
         rows = [index[t] for t in ids if t in index]
         insight = insights[insight_id]
         if not rows or (insight.scope, insight.scope_id) != group:
+            continue
+        if _most(subject_of.get(t) for t in ids) != subject:
             continue
         similarity = float(np.mean(vectors.matrix[rows] @ vectors.matrix[row]))
         if similarity >= best_similarity:
@@ -208,14 +216,22 @@ def _statements(ctx: PassContext) -> dict[str, Statement]:
     return out
 
 
-def _clusters(ctx: PassContext, window: list[int]) -> list[list[int]]:
+def _most(subjects: Iterable[str | None]) -> str | None:
+    """The subject most of an insight's statements are about."""
+    counts = Counter(s for s in subjects if s is not None)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def _clusters(ctx: PassContext, window: list[int], subject_of: dict[str, str]) -> list[list[int]]:
+    """Topics among ``window``'s statements, each of one scope and one person."""
     from sklearn.cluster import AgglomerativeClustering
 
     vectors = ctx.vectors
     assert vectors is not None
-    by_group: dict[tuple[str, str | None], list[int]] = {}
+    by_group: dict[tuple[str, str | None, str], list[int]] = {}
     for i in window:
-        by_group.setdefault(vectors.groups[i], []).append(i)
+        scope, scope_id = vectors.groups[i]
+        by_group.setdefault((scope, scope_id, subject_of[vectors.ids[i]]), []).append(i)
     clusters: list[list[int]] = []
     min_size = ctx.settings.dream_derive_min_cluster
     for members in by_group.values():

@@ -286,6 +286,37 @@ def test_an_insight_is_dated_and_told_of_whom_it_is_about(
     )
 
 
+def test_what_two_people_say_of_one_topic_is_two_insights_each_headed_by_its_person(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder
+) -> None:
+    settings = mc.load_settings(
+        brain_url=brain_url, data_dir=tmp_path / "d", dream_derive_similarity=0.1
+    )
+    brain = mc.open_brain(settings)
+    said = {
+        "Caroline": (
+            "I'm researching pottery classes in Leeds.",
+            "I went to a pottery class on 7 May 2023.",
+            "I love the pottery people I met in Leeds.",
+        ),
+        "Melanie": (
+            "I signed up for a pottery class in York.",
+            "I made a pottery bowl on 9 May 2023.",
+            "I love the pottery studio in York.",
+        ),
+    }
+    for speaker, lines in said.items():
+        for k, line in enumerate(lines):
+            add(brain, f"{speaker}: {line}", metadata={"speaker": speaker}, age_days=3 - k)
+    embed_missing(brain, stub)
+    items = step(dream(brain, settings, embedder=stub, now=NOW), "derive").items
+    headings = sorted(item["content"].split(" — ")[0] for item in items)
+    assert headings == ["Caroline", "Melanie"]
+    for item in items:
+        other = "York" if item["content"].startswith("Caroline") else "Leeds"
+        assert other not in item["content"]  # no one's claim told of the other
+
+
 def test_no_insight_is_built_from_what_the_same_pass_proposes_to_prune(
     brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
 ) -> None:
