@@ -53,16 +53,8 @@ def scored(
 ) -> QuestionResult:
     """How search did on ``question`` (its ``index``, ``category`` and ``evidence``),
     given the dia_ids of its hits, best first."""
-    return QuestionResult(
-        conversation=conversation,
-        question=question.index,
-        category=question.category,
-        evidence=question.evidence,
-        latency_ms=latency_ms,
-        mode=mode,
-        n_results=len(hit_ids),
-        **score_question(hit_ids, question.evidence),
-    )
+    figures = score_question(hit_ids, question.evidence)
+    return _result(conversation, question, latency_ms, mode, len(hit_ids), figures)
 
 
 def scored_hits(
@@ -74,6 +66,18 @@ def scored_hits(
 ) -> QuestionResult:
     """How search did on ``question``, given the dia_ids each hit stands for, best first:
     a rank is a hit, however many turns it stands for."""
+    figures = score_hits(covered, question.evidence)
+    return _result(conversation, question, latency_ms, mode, len(covered), figures)
+
+
+def _result(
+    conversation: str,
+    question: Asked,
+    latency_ms: float,
+    mode: str,
+    n_results: int,
+    figures: dict[str, Any],
+) -> QuestionResult:
     return QuestionResult(
         conversation=conversation,
         question=question.index,
@@ -81,8 +85,8 @@ def scored_hits(
         evidence=question.evidence,
         latency_ms=latency_ms,
         mode=mode,
-        n_results=len(covered),
-        **score_hits(covered, question.evidence),
+        n_results=n_results,
+        **figures,
     )
 
 

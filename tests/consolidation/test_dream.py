@@ -261,13 +261,18 @@ def test_a_cluster_grown_by_one_updates_its_insight_in_place(
     assert derived == 1
 
 
-def test_an_insight_is_dated_and_told_of_whom_it_is_about(
-    brain_url: str, tmp_path: Path, stub: StubEmbedder
-) -> None:
+def _loose(brain_url: str, tmp_path: Path) -> tuple[mc.Settings, mc.Brain]:
+    """A brain whose derive clusters whatever the stub embedder finds at all alike."""
     settings = mc.load_settings(
         brain_url=brain_url, data_dir=tmp_path / "d", dream_derive_similarity=0.1
     )
-    brain = mc.open_brain(settings)
+    return settings, mc.open_brain(settings)
+
+
+def test_an_insight_is_dated_and_told_of_whom_it_is_about(
+    brain_url: str, tmp_path: Path, stub: StubEmbedder
+) -> None:
+    settings, brain = _loose(brain_url, tmp_path)
     for k, said in enumerate(
         (
             "Caroline: I'm researching adoption agencies for the adoption.",
@@ -289,10 +294,7 @@ def test_an_insight_is_dated_and_told_of_whom_it_is_about(
 def test_what_two_people_say_of_one_topic_is_two_insights_each_headed_by_its_person(
     brain_url: str, tmp_path: Path, stub: StubEmbedder
 ) -> None:
-    settings = mc.load_settings(
-        brain_url=brain_url, data_dir=tmp_path / "d", dream_derive_similarity=0.1
-    )
-    brain = mc.open_brain(settings)
+    settings, brain = _loose(brain_url, tmp_path)
     said = {
         "Caroline": (
             "I'm researching pottery classes in Leeds.",
@@ -331,10 +333,7 @@ def test_no_insight_is_built_from_what_the_same_pass_proposes_to_prune(
 def test_an_insight_does_not_outrank_a_memory_the_query_quotes(
     brain_url: str, tmp_path: Path, stub: StubEmbedder
 ) -> None:
-    settings = mc.load_settings(
-        brain_url=brain_url, data_dir=tmp_path / "d", dream_derive_similarity=0.1
-    )
-    brain = mc.open_brain(settings)
+    settings, brain = _loose(brain_url, tmp_path)
     said = [
         "I adopted a greyhound called Biscuit from the Leeds shelter on 3 May 2023.",
         "Biscuit the greyhound from the Leeds shelter loves the beach at Filey.",
