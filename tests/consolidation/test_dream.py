@@ -17,7 +17,7 @@ from memory_core import proposals
 from memory_core.auth import SYSTEM
 from memory_core.brain.leases import acquire_lease
 from memory_core.brain.maintenance import doctor
-from memory_core.consolidation.dream import dream, list_passes
+from memory_core.consolidation.dream import dream, list_passes, undo_pass
 from memory_core.embedders.stub import StubEmbedder
 from memory_core.embeddings import embed_missing
 from memory_core.extraction.dates import written_day
@@ -437,6 +437,15 @@ def test_compact_states_what_an_old_often_recalled_episode_told_and_keeps_it(
     assert "compacted" not in mc.get_trace(brain, rare, identity=SYSTEM).tags
     # Compacted once: the next pass leaves it be.
     assert step(dream(brain, settings, now=NOW + DAY), "compact").items == []
+    # Undone with the rest of its pass: the statement goes, the episode is as it was.
+    undo_pass(brain, report.pass_id, now=NOW + 2 * DAY)
+    with brain.read() as conn:
+        held = conn.execute(
+            text("SELECT count(*) FROM memory_traces WHERE id = :id AND deleted = 0"),
+            {"id": fact.id},
+        ).scalar_one()
+    assert held == 0
+    assert "compacted" not in mc.get_trace(brain, ripe, identity=SYSTEM).tags
 
 
 def test_compact_writes_no_statement_the_episodes_facts_already_make(
