@@ -7,10 +7,11 @@ by an edge, or what the hit was drawn from or cites (its ``sources``: a fact's
 turn, an insight's statements) -- is ranked at least ``weight`` times the hit's
 score, scaled by the link's strength (an edge's weight over :data:`FULL`, at
 most one, so the strength of a link does not shrink as others grow; a source or
-citation counts full).  A neighbour the channels did not find joins the results that way; one
-they found rises when that is more than its own score.  Either way the
-factor ``coactivation`` says so in its breakdown.  Neighbours pass the same
-filters as every hit, and ``REVERIE_SEARCH_COACTIVATION_WEIGHT=0`` turns it off.
+citation counts full).  A neighbour the channels did not find joins the results
+that way; one they found rises when that is more than its own score.  Either
+way the factor ``coactivation`` says so in its breakdown.  Neighbours pass the
+same filters as every hit, and ``REVERIE_SEARCH_COACTIVATION_WEIGHT=0`` turns it
+off.
 """
 
 from __future__ import annotations
