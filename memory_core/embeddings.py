@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -171,7 +172,8 @@ def embed_traces(
     stored = 0
     for lo in range(0, len(pending), size):
         batch = pending[lo : lo + size]
-        vectors = embedder.embed([p.content for p in batch])
+        with one_batch_at_a_time(embedder):
+            vectors = embedder.embed([p.content for p in batch])
         if getattr(vectors, "shape", None) != (len(batch), embedder.dim):
             raise EmbedderError(
                 f"embedder {embedder.name} returned shape {getattr(vectors, 'shape', None)} "
@@ -185,6 +187,15 @@ def embed_traces(
             content_hashes=[p.content_hash for p in batch],
         )
     return stored
+
+
+def one_batch_at_a_time(embedder: Embedder) -> AbstractContextManager[object]:
+    """The embedder's ``batch_lock`` if it has one: a model that runs on this machine's
+    cores embeds one batch at a time, since two at once share the cores and each runs
+    slower than one after the other (``python -m bench.ingest --parts embed``).  A
+    query's embedding does not take it, so a search never waits for a batch."""
+    lock = getattr(embedder, "batch_lock", None)
+    return lock if lock is not None else nullcontext()
 
 
 def embed_missing(

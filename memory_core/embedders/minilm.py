@@ -101,6 +101,9 @@ class MiniLMEmbedder:
         self._tokenizer_path = tokenizer_path
         self._loaded: _Loaded | None = None
         self._lock = threading.Lock()
+        # Background batches (embedding jobs, backfills) run one at a time in a process
+        # (:func:`memory_core.embeddings.embed_traces` takes it); queries do not wait.
+        self.batch_lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MiniLMEmbedder:

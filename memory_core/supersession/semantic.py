@@ -28,7 +28,7 @@ from sqlalchemy import Connection, text
 
 from memory_core.brain.db import Brain
 from memory_core.embedders.base import Embedder
-from memory_core.embeddings import from_blob, to_blob
+from memory_core.embeddings import from_blob, one_batch_at_a_time, to_blob
 from memory_core.errors import EmbedderError
 from memory_core.supersession.chain import KnownSubjects, supersede
 from memory_core.supersession.questions import attribute_asked, subject_asked
@@ -201,7 +201,8 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
     if not new:
         return 0
     owners, examples = brain.state(Examples).of(embedder)
-    vectors = embedder.embed([s.said for s in new])
+    with one_batch_at_a_time(embedder):
+        vectors = embedder.embed([s.said for s in new])
     superseded = 0
     with brain.transaction() as conn:
         subjects = KnownSubjects(conn)

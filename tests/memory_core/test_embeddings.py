@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -169,3 +171,47 @@ def test_load_vectors_skips_rows_of_another_dimension(brain: mc.Brain) -> None:
     ids, matrix = load_vectors(brain, "m", dim=2)
     assert ids == [b] and matrix.shape == (1, 2)
     assert load_vectors(brain, "other", dim=5)[1].shape == (0, 5)
+
+
+class _Crowded(StubEmbedder):
+    """A local model: it counts how many batches run at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batch_lock = threading.Lock()
+        self.running = 0
+        self.most = 0
+        self._count = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        with self._count:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(0.02)
+        try:
+            return super().embed(texts)
+        finally:
+            with self._count:
+                self.running -= 1
+
+
+def test_a_local_model_embeds_one_batch_at_a_time_and_a_query_never_waits(
+    brain: mc.Brain,
+) -> None:
+    ids = [mc.add_trace(brain, f"walk number {n} on the ridge", identity=SYSTEM) for n in range(24)]
+    model = _Crowded()
+    threads = [
+        threading.Thread(
+            target=embed_traces, args=(brain, model, ids[k::4]), kwargs={"batch_size": 2}
+        )
+        for k in range(4)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert model.most == 1
+    with brain.read() as conn:
+        assert conn.execute(text("SELECT count(*) FROM trace_embeddings")).scalar_one() == 24
+    with model.batch_lock:  # a batch is running: a query's embedding goes ahead anyway
+        assert model.embed(["where did we walk"]).shape == (1, model.dim)
