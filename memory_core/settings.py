@@ -264,7 +264,13 @@ class Settings(BaseSettings):
     embed_api_key: str | None = Field(None, description="Bearer key for the embedding endpoints.")
     embed_dim: int | None = Field(None, ge=1, description="Requested dimensions (remote only).")
     embed_timeout_s: float = Field(30.0, gt=0, description="Per-request timeout, remote embedder.")
-    embed_batch_size: int = Field(64, ge=1, le=2048, description="Texts per embedding batch.")
+    embed_batch_size: int = Field(
+        64,
+        ge=1,
+        le=2048,
+        description="Texts per embedding batch at most (the local model also keeps a "
+        "batch's padded length small, so long texts go in smaller batches).",
+    )
     embed_threads: int = Field(2, ge=1, description="Threads the local model may use.")
 
     # -- fact extraction ----------------------------------------------------------

@@ -368,3 +368,19 @@ def test_openai_client_honours_the_timeout(serve) -> None:
     started = time.monotonic()
     assert client(slow_ep.url, good.url, timeout_s=0.3).embed(["x"]).shape == (1, 8)
     assert time.monotonic() - started < 1.2
+
+
+def test_a_batch_is_cut_by_count_and_by_padded_length() -> None:
+    from memory_core.embedders.minilm import BATCH_CHARS_PER_THREAD, _batches
+
+    budget = BATCH_CHARS_PER_THREAD  # one thread
+    short, long = 10, budget // 2 + 1
+    lengths = [short] * 5 + [long] * 3 + [budget * 3]
+    order = list(range(len(lengths)))  # already by length
+    batches = list(_batches(order, lengths, 4, threads=1))
+    # Four short ones (the count), one short; one long at a time (two would pad past the
+    # budget); the longest alone.
+    assert batches == [[0, 1, 2, 3], [4], [5], [6], [7], [8]]
+    # Two threads may pad twice as much: the last short one and two long ones together.
+    assert list(_batches(order, lengths, 4, threads=2))[1:] == [[4, 5, 6], [7], [8]]
+    assert [i for b in batches for i in b] == order
