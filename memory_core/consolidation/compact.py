@@ -4,7 +4,8 @@ An episode that keeps being recalled long after it happened has become
 knowledge.  Compaction writes that knowledge down as a semantic statement: what
 the episode's speaker said that is worth keeping (the offline extractor's facts:
 one per statement, relative times written as the dates they meant), attributed
-to its speaker and citing the episode.  The episode stays as it was, an episode,
+to its speaker and citing the episode, a fact drawn from it like those ingestion
+draws (so it ranks as they do).  The episode stays as it was, an episode,
 tagged ``compacted`` so it is compacted once.  A statement some trace citing the
 episode already makes (the facts ingestion drew from a turn) is not written
 again, and an episode that tells nothing durable gets no statement.  Undoing the
@@ -25,7 +26,7 @@ from memory_core.errors import Conflict
 from memory_core.extraction.offline import OfflineExtractor
 from memory_core.supersession.telling import said_by, said_in
 from memory_core.traces.decay import DAY
-from memory_core.traces.model import NewTrace, Trace
+from memory_core.traces.model import FACT_TAG, NewTrace, Trace
 from memory_core.traces.store import add_traces, rewrite_trace
 from memory_core.traces.undo import changing, created
 
@@ -99,7 +100,9 @@ def apply(ctx: PassContext, compactions: list[Compaction]) -> list[Compaction]:
                     type="semantic",
                     scope=episode.scope,
                     scope_id=episode.scope_id,
-                    tags=[STATEMENT],
+                    # A fact drawn from the episode, as ingestion draws them: it ranks
+                    # as facts do and is one memory with its turn.
+                    tags=[STATEMENT, FACT_TAG],
                     importance=episode.importance,
                     metadata={
                         k: v

@@ -23,6 +23,7 @@ from memory_core.embeddings import embed_missing
 from memory_core.extraction.dates import written_day
 from memory_core.retrieval import feedback
 from memory_core.traces.decay import DAY
+from memory_core.traces.model import FACT_TAG
 
 NOW = time.time()
 
@@ -433,6 +434,7 @@ def test_compact_states_what_an_old_often_recalled_episode_told_and_keeps_it(
         [{"trace": ripe}],
         item["statement"],
     )
+    assert FACT_TAG in fact.tags  # a fact drawn from the episode: it ranks as facts do
     assert "compacted" not in mc.get_trace(brain, young, identity=SYSTEM).tags
     assert "compacted" not in mc.get_trace(brain, rare, identity=SYSTEM).tags
     # Compacted once: the next pass leaves it be.
