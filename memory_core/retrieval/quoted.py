@@ -44,35 +44,45 @@ def after_quoted_sources(
     """``ranked`` with each insight moved right after the last memory it cites that the
     query quotes and that it was ranked above."""
     out = list(ranked)
-    for insight in [c for c in ranked if DERIVED in full[c.facts.seq].tags]:
-        cited = _cited_memories(conn, full[insight.facts.seq])
+    if not any(DERIVED in full[c.facts.seq].tags for c in ranked):
+        return out
+    quoted_at = {
+        k
+        for k, c in enumerate(ranked)
+        if DERIVED not in full[c.facts.seq].tags and quotes(query, full[c.facts.seq].content)
+    }
+    insights = [
+        c
+        for k, c in enumerate(ranked)
+        if DERIVED in full[c.facts.seq].tags and any(q > k for q in quoted_at)
+    ]
+    if not insights:  # nothing quoted below an insight: nothing to read or move
+        return out
+    cited = _cited_memories(conn, [full[c.facts.seq] for c in insights])
+    quoted = {ranked[k].facts.seq for k in quoted_at}
+    for insight in insights:
         at = out.index(insight)
-        quoted = [
+        below = [
             k
             for k in range(at + 1, len(out))
-            if memory_of[out[k].facts.seq] in cited
-            and quotes(query, full[out[k].facts.seq].content)
+            if out[k].facts.seq in quoted
+            and memory_of[out[k].facts.seq] in cited[full[insight.facts.seq].id]
         ]
-        if quoted:
-            out.insert(quoted[-1], out.pop(at))  # after it: the pop shifted it up by one
+        if below:
+            out.insert(below[-1], out.pop(at))  # after it: the pop shifted it up by one
     return out
 
 
-def _cited_memories(conn: Connection, insight: Trace) -> set[str]:
-    """The memories an insight cites: each cited trace, and the turn a cited fact was
-    drawn from."""
-    ids = insight.cited
-    if not ids:
-        return set()
+def _cited_memories(conn: Connection, insights: Sequence[Trace]) -> dict[str, set[str]]:
+    """The memories each insight cites, by its id: each cited trace, and the turn a
+    cited fact was drawn from (one read for them all)."""
+    ids = sorted({t for insight in insights for t in insight.cited})
     rows = conn.execute(
-        text(
-            "SELECT id, metadata FROM memory_traces WHERE id IN (SELECT value FROM json_each(:ids))"
-        ),
+        text("SELECT * FROM memory_traces WHERE id IN (SELECT value FROM json_each(:ids))"),
         {"ids": json.dumps(ids)},
     ).all()
-    memories = set(ids)
-    for row in rows:
-        turn = json.loads(row.metadata).get("turn_id")
-        if isinstance(turn, str) and turn:
-            memories.add(f"turn:{turn}")
-    return memories
+    memory = {trace.id: trace.memory for trace in map(Trace.from_row, rows)}
+    return {
+        insight.id: {*insight.cited, *(memory[t] for t in insight.cited if t in memory)}
+        for insight in insights
+    }

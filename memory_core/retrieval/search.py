@@ -135,7 +135,7 @@ def search(
         reads = max(limit * (FLOOR_READS if floor > 0 else MEMORY_READS), limit)
         best = ranked[: max(reads, latest.DEPTH * MEMORY_READS) if now_asked else reads]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
-        memories = {seq: memory_of(trace) for seq, trace in full.items()}
+        memories = {seq: trace.memory for seq, trace in full.items()}
         if now_asked and scores is not None and vector_search is not None:
             best = latest.first(
                 conn,
@@ -213,7 +213,7 @@ def _hits(
         fit = judge.fit(c, trace)
         if fit < judge.floor:
             continue
-        memory = memory_of(trace)
+        memory = trace.memory
         if (first := by_memory.get(memory)) is not None:
             first.attached.append(trace)  # the turn of a fact, or a fact of the turn
             continue
@@ -233,13 +233,6 @@ def _hits(
         if len(hits) == limit:
             break
     return hits
-
-
-def memory_of(trace: Trace) -> str:
-    """Which memory a trace is part of: a posted turn (its verbatim episode and the
-    facts drawn from it are one), else the trace alone."""
-    turn = trace.metadata.get("turn_id")
-    return f"turn:{turn}" if isinstance(turn, str) and turn else trace.id
 
 
 def _query_weights(conn: Connection, brain: Brain, query: str) -> dict[str, float]:

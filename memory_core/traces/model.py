@@ -84,6 +84,13 @@ class Trace:
         return self.occurred_at
 
     @property
+    def memory(self) -> str:
+        """Which memory it is part of: a posted turn (its verbatim episode and the facts
+        drawn from it are one), else itself alone."""
+        turn = self.metadata.get("turn_id")
+        return f"turn:{turn}" if isinstance(turn, str) and turn else self.id
+
+    @property
     def cited(self) -> list[str]:
         """The traces it was drawn from or cites (``sources`` naming a ``trace``): a
         fact's episode, an insight's statements."""

@@ -17,6 +17,13 @@ def _memory(client: TestClient, content: str, scope_id: str = "ana") -> str:
     return str(r.json()["id"])
 
 
+def _hike(client: TestClient, workers: Process) -> str:
+    """One walk remembered and ingested: its id."""
+    hike = _memory(client, "We hiked the Ridgeway from Avebury to Ivinghoe Beacon.")
+    workers.join()
+    return hike
+
+
 def _search(client: TestClient, q: str, scope_id: str = "ana") -> dict[str, Any]:
     r = client.get("/v1/search", params={"q": q, "scope_id": scope_id})
     assert r.status_code == 200, r.text
@@ -32,8 +39,7 @@ def _count(client: TestClient, workers: Process, trace_id: str) -> int:
 
 
 def test_three_identical_searches_count_one_retrieval(client: TestClient, workers: Process) -> None:
-    hike = _memory(client, "We hiked the Ridgeway from Avebury to Ivinghoe Beacon.")
-    workers.join()
+    hike = _hike(client, workers)
     for _ in range(3):
         assert [h["id"] for h in _search(client, "Ridgeway hike")["results"]] == [hike]
     assert _count(client, workers, hike) == 1
@@ -45,8 +51,7 @@ def test_three_identical_searches_count_one_retrieval(client: TestClient, worker
 def test_a_result_reported_used_counts_once_per_search(
     client: TestClient, workers: Process
 ) -> None:
-    hike = _memory(client, "We hiked the Ridgeway from Avebury to Ivinghoe Beacon.")
-    workers.join()
+    hike = _hike(client, workers)
     found = _search(client, "Ridgeway hike")
     assert _count(client, workers, hike) == 1
     used = {"query_id": found["query_id"], "trace_ids": [hike]}
@@ -81,8 +86,7 @@ def test_feedback_on_bad_input_or_a_missing_memory_is_refused_and_changes_nothin
 def test_a_memory_read_in_full_through_the_read_tool_counts_once(
     client: TestClient, workers: Process
 ) -> None:
-    hike = _memory(client, "We hiked the Ridgeway from Avebury to Ivinghoe Beacon.")
-    workers.join()
+    hike = _hike(client, workers)
     for _ in range(2):
         r = client.post("/v1/tools/memory_read", json={"traceId": hike})
         assert r.status_code == 200, r.text
