@@ -76,6 +76,7 @@ import numpy as np
 from sqlalchemy import text
 
 import memory_core
+from bench import brains
 from memory_core import Brain, inbox
 from memory_core.auth import SYSTEM
 
@@ -543,9 +544,19 @@ def server(
 
 
 def http_part(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    """Alternate load on Reverie's API and the bare app; accepted turns/s of each."""
+    """Alternate load on Reverie's API and the bare app; accepted turns/s of each (and,
+    with ``--brain``, the same on a PostgreSQL brain)."""
+    with brains.brain_url(tmp, "http") as brain_url:
+        result = http_run(args, brain_url)
+    if args.brain_server:
+        with brains.brain_url(tmp, "http", args.brain_server) as brain_url:
+            result["postgresql"] = http_run(args, brain_url)
+    return result
+
+
+def http_run(args: argparse.Namespace, brain_url: str) -> dict[str, Any]:
+    """One alternating HTTP run on the brain at ``brain_url``."""
     flush_redis(args.redis_url)
-    brain_url = f"sqlite:///{tmp / 'http.sqlite'}"
     _count_inbox(brain_url)  # creates and migrates the brain before either server starts
     bodies = http_body_parts(make_turns(args.seed, BODY_VARIANTS))
     runs: list[dict[str, Any]] = []
@@ -692,20 +703,40 @@ def sender(brain_url: str, redis_url: str, brain: dict[str, str]) -> Iterator[tu
 
 
 def e2e_part(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    """Post ``--turns`` turns with two worker processes ingesting; time until all done."""
-    return e2e_run(args, tmp, "e2e")
+    """Post ``--turns`` turns with two worker processes ingesting; time until all done
+    (with ``--brain``, on a PostgreSQL brain too)."""
+    result = e2e_run(args, tmp, "e2e")
+    if args.brain_server:
+        result["postgresql"] = e2e_run(args, tmp, "e2e_pg", server=args.brain_server)
+    return result
 
 
 def e2e_run(
-    args: argparse.Namespace, tmp: Path, name: str, scrape_s: float | None = None, **worker: str
+    args: argparse.Namespace,
+    tmp: Path,
+    name: str,
+    scrape_s: float | None = None,
+    server: str | None = None,
+    **worker: str,
 ) -> dict[str, Any]:
     """One end-to-end run on a fresh brain, with extra ``worker`` settings.
 
     ``scrape_s``: fetch the worker group's exporter (``worker["metrics_port"]``)
     that often while the run lasts, as Prometheus would.
     """
+    with brains.brain_url(tmp, name, server) as brain_url:
+        return _e2e_on(args, tmp, name, brain_url, scrape_s, worker)
+
+
+def _e2e_on(
+    args: argparse.Namespace,
+    tmp: Path,
+    name: str,
+    brain_url: str,
+    scrape_s: float | None,
+    worker: dict[str, str],
+) -> dict[str, Any]:
     flush_redis(args.redis_url)
-    brain_url = f"sqlite:///{tmp / f'{name}.sqlite'}"
     turns = make_turns(args.seed + 1, args.turns)
     env = worker_env(brain_url, args.redis_url, embedder="none", **args.brain, **worker)
     load0 = loadavg()
@@ -1001,6 +1032,13 @@ def _report_http(h: dict[str, Any]) -> None:
         f"{h['inbox_rows']} inbox rows written\n   (CPU: cores each process used during the "
         "window; load: the machine's 1-minute load average at its end)\n"
     )
+    pg = h.get("postgresql")
+    if pg:
+        print(
+            f"   PostgreSQL brain: Reverie {pg['reverie_per_s']:.1f}/s, bare {pg['bare_per_s']:.1f}"
+            f"/s; Reverie on PostgreSQL / on SQLite: "
+            f"{pg['reverie_per_s'] / h['reverie_per_s']:.3f}\n"
+        )
 
 
 def _report_e2e(e: dict[str, Any]) -> None:
@@ -1021,6 +1059,14 @@ def _report_e2e(e: dict[str, Any]) -> None:
         f"{e['search_found']}/{e['search_sample']} sampled turns by their unique word"
     )
     print(f"   load average before/after: {e['loadavg'][0]} / {e['loadavg'][1]}\n")
+    pg = e.get("postgresql")
+    if pg:
+        print(
+            f"   PostgreSQL brain: all searchable after {pg['elapsed_s']:.2f} s: "
+            f"{pg['turns_per_s']:.1f} turns/s, {pg['turns_per_s'] / e['turns_per_s']:.3f} of the "
+            f"SQLite brain's; posted at {pg['post_per_s']:.1f} turns/s; lag p50 "
+            f"{pg['lag']['p50_ms']:.1f} ms; BM25 found {pg['search_found']}/{pg['search_sample']}\n"
+        )
 
 
 def _report_embed(m: dict[str, Any]) -> None:
@@ -1154,6 +1200,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for workers")
     p.add_argument("--redis-url", default=DEFAULT_REDIS_URL, help="a database index of its own")
     p.add_argument("--tmpdir", type=Path, default=None, help="where the brains go")
+    p.add_argument(
+        "--brain",
+        dest="brain_server",
+        type=brains.server,
+        metavar="URL",
+        help="also run http and e2e on brains of this PostgreSQL server "
+        "(postgresql+psycopg://USER@HOST/NAME; NAME prefixes the databases made and dropped)",
+    )
     p.add_argument(
         "--synchronous",
         choices=("NORMAL", "FULL", "EXTRA"),

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import memory_core
-from bench import locomo_month, locomo_real
+from bench import brains, locomo_month, locomo_real
 from bench.locomo_report import format_report
 from bench.locomo_scoring import (
     QuestionResult,
@@ -76,6 +76,8 @@ class SearchConfig:
     # Store each turn as a plain memory_add with content alone ("Caroline: ..."): no
     # speaker, session or time beyond what the words say.
     content_only: bool = False
+    # A PostgreSQL server to keep each conversation's brain on (None: a SQLite file).
+    brain_server: str | None = None
 
 
 # Every extra of memory_core's search switched off: what FTS5's BM25 alone gives.
@@ -353,9 +355,12 @@ def run_conversation(conv: Conversation, run: ConfigRun) -> None:
     if run.config.name == REAL.name:
         locomo_real.run_conversation(conv, questions, run, SEARCH_LIMIT)
         return
-    with tempfile.TemporaryDirectory(prefix=f"locomo-{conv.name}-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix=f"locomo-{conv.name}-") as tmp,
+        brains.brain_url(Path(tmp), f"locomo_{conv.name}", run.config.brain_server) as url,
+    ):
         settings = memory_core.load_settings(**run.config.settings)
-        brain = memory_core.open_brain(settings, url=f"sqlite:///{tmp}/brain.sqlite")
+        brain = memory_core.open_brain(settings, url=url)
         embedder = query_embedder(settings)
         try:
             start = time.perf_counter()
@@ -537,6 +542,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "month: also ask half the questions as use, run four weekly passes accepting "
         "every proposal and score the other half (with insights, co-activation on and off)",
     )
+    parser.add_argument(
+        "--brain",
+        type=brains.server,
+        metavar="URL",
+        help="also run each configuration with its brains on this PostgreSQL server "
+        "(postgresql+psycopg://USER@HOST/NAME; NAME prefixes the databases made and dropped)",
+    )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     return parser.parse_args(argv)
@@ -561,10 +573,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     asked = conversations
     if args.path == "month":
         asked = [scored_half(c) for c in conversations]
-    runs = {
-        n: run_config(configs[n], asked)
-        for n in select_configs(args.config, "direct" if args.path == "month" else args.path)
-    }
+    chosen = select_configs(args.config, "direct" if args.path == "month" else args.path)
+    runs = {n: run_config(configs[n], asked) for n in chosen}
+    if args.brain:  # the same configurations on PostgreSQL brains, paired with SQLite's
+        for n in chosen:
+            if n != REAL.name:
+                on_pg = dataclasses.replace(
+                    configs[n], name=f"{n}@postgresql", brain_server=args.brain
+                )
+                runs[on_pg.name] = run_config(on_pg, asked)
     if args.path == "month":
         runs.update(run_month(conversations))
     report = {

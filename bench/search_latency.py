@@ -42,6 +42,7 @@ import numpy as np
 from sqlalchemy import text
 
 import memory_core
+from bench import brains
 from memory_core import Brain, NewTrace, Settings
 from memory_core.auth import SYSTEM
 from memory_core.brain.db import MMAP_BYTES
@@ -473,16 +474,7 @@ def bench_size(
                 log.info("size %d: storing %d vectors", n, n)
                 vectors_s = store_random_vectors(brain, embedder.name, embedder.dim, args.seed)
                 log.info("size %d: timing %d hybrid searches", n, len(queries))
-                warm = make_queries(args.seed + 1, vocab, min(len(queries), 50))
-                timed = {
-                    "all": queries,
-                    "scope_id": make_queries(args.seed + 2, vocab, len(queries)),
-                    "type": make_queries(args.seed + 3, vocab, len(queries)),
-                }
-                query_embedder = query_embedder_for(settings, embedder)
-                assert query_embedder is not None
-                hybrid = time_hybrid(brain, query_embedder, warm, timed, traces[0].scope_id or "")
-                query_embedder.close()
+                hybrid = hybrid_timings(brain, settings, embedder, vocab, queries, traces, args)
                 hybrid["vectors_s"] = round(vectors_s, 1)
             log.info("size %d: timing %d adds per side", n, args.adds)
             adds = time_adds(brain, bare, add_contents)
@@ -496,6 +488,64 @@ def bench_size(
         "search": search,
         "hybrid": hybrid,
         "adds": adds,
+    }
+
+
+def hybrid_timings(
+    brain: Brain,
+    settings: Settings,
+    embedder: Any,
+    vocab: Sequence[str],
+    queries: Sequence[str],
+    traces: Sequence[NewTrace],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """:func:`time_hybrid` on the bench's query sets, the query embedded by the model."""
+    warm = make_queries(args.seed + 1, vocab, min(len(queries), 50))
+    timed = {
+        "all": queries,
+        "scope_id": make_queries(args.seed + 2, vocab, len(queries)),
+        "type": make_queries(args.seed + 3, vocab, len(queries)),
+    }
+    query_embedder = query_embedder_for(settings, embedder)
+    assert query_embedder is not None
+    try:
+        return time_hybrid(brain, query_embedder, warm, timed, traces[0].scope_id or "")
+    finally:
+        query_embedder.close()
+
+
+def bench_postgresql(
+    settings: Settings, vocab: Sequence[str], n: int, args: argparse.Namespace
+) -> dict[str, Any]:
+    """The same brain of ``n`` traces on the PostgreSQL server ``--brain`` names: its
+    hybrid search timed as the SQLite brain's is, with the same queries."""
+    traces = make_traces(args.seed, vocab, n)
+    queries = make_queries(args.seed, vocab, args.queries)
+    with (
+        tempfile.TemporaryDirectory(prefix="reverie-bench-") as tmp,
+        brains.brain_url(Path(tmp), f"latency_{n}", args.brain) as url,
+    ):
+        brain = memory_core.open_brain(settings, url=url)
+        try:
+            log.info("size %d on PostgreSQL: filling %s", n, brain.where)
+            build_s = fill_brain(brain, traces)
+            with brain.engine.connect() as conn:
+                conn.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("ANALYZE")
+            embedder = make_embedder(settings)
+            assert embedder is not None
+            vectors_s = store_random_vectors(brain, embedder.name, embedder.dim, args.seed)
+            log.info("size %d on PostgreSQL: timing %d hybrid searches", n, len(queries))
+            hybrid = hybrid_timings(brain, settings, embedder, vocab, queries, traces, args)
+            size_mb = sum(brain.file_sizes().values()) / 1e6
+        finally:
+            brain.close()
+    return {
+        "traces": n,
+        "build_s": round(build_s, 2),
+        "vectors_s": round(vectors_s, 1),
+        "brain_mb": round(size_mb, 1),
+        "hybrid": hybrid,
     }
 
 
@@ -614,6 +664,45 @@ def report(result: dict[str, Any]) -> None:
     print(f"Total wall time: {meta['wall_s']:.1f} s")
 
 
+PG_BAR_P50_MS, PG_BAR_P95_MS = 25.0, 60.0
+
+
+def report_postgresql(sizes: Sequence[dict[str, Any]], on_pg: Sequence[dict[str, Any]]) -> None:
+    """Hybrid search on PostgreSQL beside SQLite's, by size and filter."""
+    if not on_pg:
+        return
+    print("\nHybrid search, PostgreSQL brain beside the SQLite brain (same queries, ms)")
+    print(PG_ROW.format("traces", "filter", "pg p50", "pg p95", "sq p50", "sq p95", "p50 x"))
+    for pg in on_pg:
+        sqlite = next((s for s in sizes if s["traces"] == pg["traces"]), {})
+        for label, part in pg["hybrid"].items():
+            if not isinstance(part, dict) or "hybrid" not in part:
+                continue
+            theirs = sqlite.get("hybrid", {}).get(label, {}).get("hybrid", {})
+            ratio = part["hybrid"]["p50_ms"] / theirs["p50_ms"] if theirs else float("nan")
+            print(
+                PG_ROW.format(
+                    pg["traces"],
+                    label,
+                    f"{part['hybrid']['p50_ms']:.2f}",
+                    f"{part['hybrid']['p95_ms']:.2f}",
+                    f"{theirs.get('p50_ms', float('nan')):.2f}",
+                    f"{theirs.get('p95_ms', float('nan')):.2f}",
+                    f"{ratio:.2f}",
+                )
+            )
+        whole = pg["hybrid"].get("all", {}).get("hybrid", {})
+        if whole:
+            ok = whole["p50_ms"] <= PG_BAR_P50_MS and whole["p95_ms"] <= PG_BAR_P95_MS
+            print(
+                f"Bar at {pg['traces']} traces on PostgreSQL: hybrid p50 <= {PG_BAR_P50_MS} ms "
+                f"and p95 <= {PG_BAR_P95_MS} ms: {_verdict(ok)} (built in {pg['build_s']} s)"
+            )
+
+
+PG_ROW = "{:>8} {:>9} {:>8} {:>8} {:>8} {:>8} {:>6}"
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line; ``--sizes`` becomes a list of ints."""
     parser = argparse.ArgumentParser(prog="python -m bench.search_latency", description=__doc__)
@@ -622,6 +711,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--adds", type=int, default=2000, help="single-trace adds per side")
     parser.add_argument("--seed", type=int, default=7, help="seed of every random draw")
     parser.add_argument("--json", type=Path, default=None, help="also write results here")
+    parser.add_argument(
+        "--brain",
+        type=brains.server,
+        metavar="URL",
+        help="also time hybrid search on brains of this PostgreSQL server "
+        "(postgresql+psycopg://USER@HOST/NAME; NAME prefixes the databases made and dropped)",
+    )
     parser.add_argument(
         "--no-hybrid",
         dest="hybrid",
@@ -643,6 +739,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = memory_core.load_settings()
     vocab = make_vocab(args.seed)
     sizes = [bench_size(settings, vocab, n, args) for n in args.sizes]
+    on_postgresql = [bench_postgresql(settings, vocab, n, args) for n in args.sizes if args.brain]
     result = {
         "meta": {
             "seed": args.seed,
@@ -657,8 +754,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         },
         "sizes": sizes,
         "bars": check_bars(sizes),
+        "postgresql": on_postgresql,
     }
     report(result)
+    report_postgresql(sizes, on_postgresql)
     if args.json is not None:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         log.info("wrote %s", args.json)

@@ -19,6 +19,7 @@ from memctl import output as out
 from memctl.proposals_cli import app as proposals_app
 from memctl.state import State, state_of
 from memctl.token_cli import app as token_app
+from memory_core.brain import copy as brain_copy
 from memory_core.brain import maintenance
 from memory_core.logs import configure_logging
 
@@ -342,6 +343,51 @@ def doctor(ctx: typer.Context) -> None:
         out.console.print("brain is healthy")
     if problems:
         raise typer.Exit(1)
+
+
+@app.command("copy")
+def copy_cmd(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(metavar="SOURCE_URL", help="The brain to copy.")],
+    target: Annotated[
+        str, typer.Argument(metavar="TARGET_URL", help="An empty brain, made when missing.")
+    ],
+) -> None:
+    """Copy a brain to another backend (sqlite:///FILE, postgresql+psycopg://HOST/DB):
+    traces, vectors, edges, proposals' ledger, tokens and history.  Cut off, run it
+    again to go on where it stopped."""
+    state = state_of(ctx)
+    src = mc.open_brain(state.settings, url=source, create=False)
+    try:
+        dst = mc.open_brain(state.settings, url=target, create=True)
+        try:
+            total = sum(brain_copy.sizes(src).values())
+            seen: dict[str, int] = {}
+            with out.progress("copy", not state.json, total) as advance:
+
+                def step(table: str, done: int, _rows: int) -> None:
+                    if advance is not None:
+                        advance(done - seen.get(table, 0))
+                    seen[table] = done
+
+                result = brain_copy.copy_brain(src, dst, progress=step)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    doc = {
+        "source": result.source,
+        "target": result.target,
+        "resumed": result.resumed,
+        "copied": result.rows,
+        "brain_id": src.brain_id,
+    }
+    if state.json:
+        out.emit_json(doc)
+        return
+    moved = sum(result.rows.values())
+    again = " (resumed)" if result.resumed else ""
+    out.console.print(f"copied {moved} rows{again} from {result.source} to {result.target}")
 
 
 @app.command()

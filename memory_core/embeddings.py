@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Connection, bindparam, text
+from sqlalchemy import Connection, Text, bindparam, text
 
 from memory_core.brain.db import Brain
 from memory_core.embedders.base import Embedder, Vectors
@@ -54,7 +54,7 @@ _TO_EMBED = text(
     "SELECT t.id, t.content, t.content_hash FROM memory_traces t "
     "WHERE t.id IN :ids AND t.deleted = 0 AND NOT EXISTS (SELECT 1 FROM trace_embeddings e "
     "WHERE e.trace_id = t.id AND e.model = :model)"
-).bindparams(bindparam("ids", expanding=True))
+).bindparams(bindparam("ids", expanding=True, type_=Text))
 
 _LOAD = text(
     "SELECT e.trace_id, e.dim, e.vector FROM trace_embeddings e "
@@ -130,6 +130,8 @@ def store_vectors(
 def _missing_page(
     conn: Connection, model: str, after_seq: int, limit: int
 ) -> list[tuple[int, str]]:
+    every = 2**62  # a negative limit: no limit (SQLite's -1, which PostgreSQL refuses)
+    limit = limit if limit >= 0 else every
     rows = conn.execute(_MISSING, {"model": model, "after": after_seq, "limit": limit})
     return [(int(seq), str(trace_id)) for seq, trace_id in rows]
 
@@ -259,10 +261,11 @@ def archive_vectors(conn: Connection, trace_id: str, digest: str) -> None:
     """Move the trace's vectors to the archive, keyed by the content they embed."""
     conn.execute(
         text(
-            "INSERT OR REPLACE INTO vector_archive "
+            "INSERT INTO vector_archive "
             "(trace_id, model, content_hash, dim, vector, created_at) "
             "SELECT trace_id, model, :digest, dim, vector, created_at FROM trace_embeddings "
-            "WHERE trace_id = :id"
+            "WHERE trace_id = :id ON CONFLICT (trace_id, model, content_hash) DO UPDATE SET "
+            "dim = excluded.dim, vector = excluded.vector, created_at = excluded.created_at"
         ),
         {"id": trace_id, "digest": digest},
     )
@@ -273,9 +276,9 @@ def unarchive_vectors(conn: Connection, trace_id: str, digest: str) -> int:
     """Bring back the archived vectors of this trace's content; returns how many."""
     moved = conn.execute(
         text(
-            "INSERT OR IGNORE INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
+            "INSERT INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
             "SELECT trace_id, model, dim, vector, created_at FROM vector_archive "
-            "WHERE trace_id = :id AND content_hash = :digest"
+            "WHERE trace_id = :id AND content_hash = :digest ON CONFLICT DO NOTHING"
         ),
         {"id": trace_id, "digest": digest},
     ).rowcount

@@ -61,11 +61,12 @@ def forget_scope_id(
     if within is not None and scope_id not in within:
         raise Forbidden(f"may forget only scope ids {', '.join(sorted(within))}")
     with brain.transaction() as conn:
-        conn.exec_driver_sql("PRAGMA secure_delete = ON")
+        if brain.dialect == "sqlite":  # PostgreSQL's VACUUM, below, does this
+            conn.exec_driver_sql("PRAGMA secure_delete = ON")
         rows = conn.execute(
             text(
                 "SELECT id, seq, content, tags, context FROM memory_traces "
-                "WHERE scope_id = :sid AND (:scope IS NULL OR scope = :scope)"
+                "WHERE scope_id = :sid AND (CAST(:scope AS TEXT) IS NULL OR scope = :scope)"
             ),
             {"sid": scope_id, "scope": scope},
         ).all()
@@ -83,7 +84,7 @@ def forget_scope_id(
         turns = conn.execute(
             text(
                 "DELETE FROM inbox_turns WHERE json_extract(payload, '$.scope_id') = :sid "
-                "AND (:scope IS NULL OR json_extract(payload, '$.scope') = :scope)"
+                "AND (CAST(:scope AS TEXT) IS NULL OR json_extract(payload, '$.scope') = :scope)"
             ),
             {"sid": scope_id, "scope": scope},
         ).rowcount
@@ -92,9 +93,26 @@ def forget_scope_id(
             (proposal_folder(settings, status) / f"{proposal_id}.json").unlink(missing_ok=True)
     with brain.transaction() as conn:
         conn.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('optimize')"))
-    with brain.engine.connect() as conn:
-        conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    if brain.dialect == "sqlite":  # the erased pages leave the write-ahead log too
+        with brain.engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    else:  # dead rows leave the table files
+        with brain.engine.connect() as conn:
+            conn.execution_options(isolation_level="AUTOCOMMIT")
+            for table in _ERASED_TABLES:
+                conn.exec_driver_sql(f"VACUUM {table}")
     return Forgotten(scope, scope_id, len(ids), vectors, turns, edges, len(proposal_ids))
+
+
+_ERASED_TABLES = (
+    "memory_traces",
+    "memory_traces_fts",
+    "trace_embeddings",
+    "vector_archive",
+    "said_embeddings",
+    "inbox_turns",
+    "undo_log",
+)
 
 
 def _count(conn: Connection, table: str, column: str, values: list[str]) -> int:

@@ -125,7 +125,9 @@ def _with_what_comes_before(conn: Connection, given: Sequence[Any], extra: int) 
     for row in given:
         data = json.loads(row.payload)
         by_stream.setdefault(tuple(data.get(k) for k in _STREAM_KEYS), []).append(row)
-    same = " AND ".join(f"json_extract(payload, '$.{k}') IS :{k}" for k in _STREAM_KEYS)
+    same = " AND ".join(
+        f"json_extract(payload, '$.{k}') IS NOT DISTINCT FROM :{k}" for k in _STREAM_KEYS
+    )
     taken: list[Any] = []
     for stream, rows in by_stream.items():
         last = max(int(r.posted) for r in rows)
@@ -361,7 +363,8 @@ def fact_exists(conn: Connection, digest: str, scope: str, scope_id: str | None)
     person deleted stays forgotten).  One a dream pass pruned for disuse is learnt
     again when it is said again."""
     sql = (
-        "SELECT 1 FROM memory_traces WHERE content_hash = ? AND scope = ? AND scope_id IS ? "
+        "SELECT 1 FROM memory_traces WHERE content_hash = ? AND scope = ? "
+        "AND scope_id IS NOT DISTINCT FROM ? "
         f"AND {KNOWN_SQL} LIMIT 1"
     )
     return _one(conn, sql, (digest, scope, scope_id)) is not None

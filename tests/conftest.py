@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -42,9 +43,78 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
     yield
 
 
-@pytest.fixture
-def brain_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'brain.sqlite'}"
+# The backends every brain-touching test runs on: a SQLite file, and a PostgreSQL
+# database of its own, made for the test from a migrated template and dropped after.
+BACKENDS = ("sqlite", "postgresql")
+PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432"
+_PG_TEMPLATE = f"reverie_test_template_{os.environ.get('PYTEST_XDIST_WORKER', 'gw0')}"
+
+
+@pytest.fixture(params=BACKENDS)
+def brain_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'brain.sqlite'}"
+        return
+    with pg_database(request.node.name) as url:
+        yield url
+
+
+@contextmanager
+def pg_database(name: str) -> Iterator[str]:
+    """A new PostgreSQL brain database (schema migrated, no brain id yet), dropped after.
+
+    Skips when no PostgreSQL answers on 127.0.0.1:5432; in CI a missing server fails.
+    """
+    import os
+    import uuid
+
+    from memory_core.brain.db import drop_pg_database
+
+    template = _pg_template()
+    if template is None:
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL is required in CI and is not reachable on 127.0.0.1:5432")
+        pytest.skip("no PostgreSQL on 127.0.0.1:5432")
+    slug = "".join(c if c.isalnum() else "_" for c in name.lower())[:30]
+    url = f"{PG_SERVER}/rt_{slug}_{uuid.uuid4().hex[:8]}"
+    _pg_admin(f'CREATE DATABASE "{url.rsplit("/", 1)[1]}" TEMPLATE {template}')
+    try:
+        yield url
+    finally:
+        drop_pg_database(url)
+
+
+_template_state: dict[str, str | None] = {}
+
+
+def _pg_template() -> str | None:
+    """The migrated template database, made once per test run (None: no server)."""
+    if "name" in _template_state:
+        return _template_state["name"]
+    import psycopg
+
+    try:
+        _pg_admin(f"DROP DATABASE IF EXISTS {_PG_TEMPLATE} WITH (FORCE)")
+    except psycopg.OperationalError:
+        _template_state["name"] = None
+        return None
+    template_url = f"{PG_SERVER}/{_PG_TEMPLATE}"
+    opened = mc.open_brain(mc.load_settings(brain_url=template_url))
+    with opened.transaction() as conn:
+        conn.execute(text("DELETE FROM brain_meta"))  # each copy names itself
+    opened.close()
+    _template_state["name"] = _PG_TEMPLATE
+    return _PG_TEMPLATE
+
+
+def _pg_admin(statement: str) -> None:
+    import psycopg
+
+    with psycopg.connect(
+        "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=5",
+        autocommit=True,
+    ) as admin:
+        admin.execute(statement)  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -62,8 +132,9 @@ def brain(settings: mc.Settings) -> Iterator[mc.Brain]:
 def brain_digest(brain: mc.Brain) -> str:
     """A digest of every trace row, embedding and index entry: equal means unchanged."""
     h = hashlib.sha256()
+    index = "memory_traces_fts_docsize" if brain.dialect == "sqlite" else "memory_traces_fts"
     with brain.read() as conn:
-        for table in ("memory_traces", "trace_embeddings", "memory_traces_fts_docsize"):
+        for table in ("memory_traces", "trace_embeddings", index):
             for row in conn.execute(text(f"SELECT * FROM {table} ORDER BY 1, 2")):
                 h.update(repr(tuple(row)).encode())
     return h.hexdigest()
@@ -75,7 +146,11 @@ def digest() -> Callable[[mc.Brain], str]:
     return brain_digest
 
 
-REDIS_TEST_URL = "redis://127.0.0.1:6379/13"
+# The test run's worker (pytest-xdist runs the suite in several processes): each
+# has a Redis database index and PostgreSQL template of its own.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+_WORKER_NUMBER = int(WORKER.removeprefix("gw") or 0)
+REDIS_TEST_URL = f"redis://127.0.0.1:6379/{13 - _WORKER_NUMBER}"
 
 
 @pytest.fixture

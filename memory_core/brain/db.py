@@ -1,10 +1,12 @@
 """The brain's engine, connections, transactions and migrations.
 
-One module owns the engine: each open :class:`Brain` has its own, with SQLite
-pragmas (WAL, busy timeout, foreign keys, synchronous) set in a connect
-listener.  Nothing is cached by the module: a process opens its brain once
-(its runtime holds it), and a brain opened again, with the same settings or
-others, is another object that shares nothing but the file.
+A brain is a SQLite file (one host, any number of processes) or a PostgreSQL
+database (any number of hosts).  One module owns the engine: each open
+:class:`Brain` has its own, with SQLite pragmas (WAL, busy timeout, foreign
+keys, synchronous) set in a connect listener.  Nothing is cached by the
+module: a process opens its brain once (its runtime holds it), and a brain
+opened again, with the same settings or others, is another object that shares
+nothing but the file (or database).
 
 Every write goes through :meth:`Brain.transaction`, which begins
 ``IMMEDIATE``: SQLite's deferred transactions take the write lock only at the
@@ -12,12 +14,20 @@ first write, and a reader that then wants to write fails with "database is
 locked" whatever the busy timeout, because the lock it waits for cannot be
 granted while it holds its own snapshot.  Taking the lock up front makes a
 writer wait its turn instead.
+
+On PostgreSQL a write transaction takes the brain's transaction-level advisory
+lock first, so writers of every host take turns as SQLite's do on its file
+lock: compare-and-set checks, the vector change log's order and the stream
+links keep the one semantics on both backends.  Each statement after the lock
+reads everything committed before it (READ COMMITTED); reads run in a
+REPEATABLE READ snapshot, as a SQLite read does.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import re
 import sqlite3
 import threading
 import time
@@ -49,7 +59,7 @@ class Brain:
 
     url: str
     engine: Engine
-    path: Path
+    path: Path | None  # the SQLite file; None for a PostgreSQL brain
     brain_id: str
     settings: Settings
     _local: threading.local = field(default_factory=threading.local, repr=False)
@@ -58,6 +68,18 @@ class Brain:
     _write_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _state: dict[type, Any] = field(default_factory=dict, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.engine.dialect.name
+
+    @property
+    def where(self) -> str:
+        """Where the brain lives, for people: the file, or the URL without its password."""
+        if self.path is not None:
+            return str(self.path)
+        return make_url(self.url).render_as_string(hide_password=True)
 
     def state(self, kind: type[T]) -> T:
         """This brain's one ``kind()``: in-memory state derived from its rows (the
@@ -90,11 +112,13 @@ class Brain:
             with outer.begin_nested():
                 yield outer
             return
-        with _wrap_db_errors(self.path), self._write_lock, self.engine.connect() as conn:
+        with _wrap_db_errors(self.where), self._write_lock, self.engine.connect() as conn:
             conn.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
             self._local.conn = conn
             try:
                 with conn.begin():
+                    if self.path is None:
+                        conn.exec_driver_sql(_PG_WRITE_LOCK)
                     yield conn
             finally:
                 self._local.conn = None
@@ -110,11 +134,18 @@ class Brain:
         if outer is not None:
             yield outer
             return
-        with _wrap_db_errors(self.path), self.engine.connect() as conn:
+        with _wrap_db_errors(self.where), self.engine.connect() as conn:
+            if self.path is None:
+                conn.execution_options(isolation_level="REPEATABLE READ")
             yield conn
 
     def file_sizes(self) -> dict[str, int]:
-        """Bytes on disk of the brain file and its WAL and shared-memory files."""
+        """Bytes on disk of the brain file and its WAL and shared-memory files (on
+        PostgreSQL: the database's size)."""
+        if self.path is None:
+            with self.read() as conn:
+                size = conn.exec_driver_sql("SELECT pg_database_size(current_database())")
+                return {"brain": int(size.scalar_one()), "wal": 0, "shm": 0}
         sizes = {}
         for suffix, name in (("", "brain"), ("-wal", "wal"), ("-shm", "shm")):
             p = Path(str(self.path) + suffix)
@@ -122,31 +153,51 @@ class Brain:
         return sizes
 
 
+# Every writer of a PostgreSQL brain holds this lock until its transaction ends.
+_PG_LOCK_KEY = 0x5245564552494531  # "REVERIE1"
+_PG_WRITE_LOCK = f"SELECT pg_advisory_xact_lock({_PG_LOCK_KEY})"
+
+
 @contextmanager
-def _wrap_db_errors(path: Path) -> Iterator[None]:
+def _wrap_db_errors(where: Path | str) -> Iterator[None]:
     try:
         yield
     except OperationalError as e:
-        raise BrainError(f"brain {path}: {e.orig}") from e
+        raise BrainError(f"brain {where}: {e.orig}") from e
     except DatabaseError as e:
-        raise BrainError(f"brain {path} is not usable: {e.orig}") from e
+        raise BrainError(f"brain {where} is not usable: {e.orig}") from e
     except sqlite3.OperationalError as e:  # raised by begin_immediate, below SQLAlchemy
-        raise BrainError(f"brain {path}: {e}") from e
+        raise BrainError(f"brain {where}: {e}") from e
 
 
-def _sqlite_path(url: str) -> Path:
+def _sqlite_path(url: str) -> Path | None:
+    """The brain file a ``sqlite:///`` URL names; None for a PostgreSQL URL."""
     try:
         parsed = make_url(url)
     except ArgumentError as e:
         raise ConfigError(f"bad brain URL {url!r}: {e}") from e
-    if parsed.get_backend_name() != "sqlite":
-        raise ConfigError(f"bad brain URL {url!r}: only sqlite:/// brains are supported")
+    backend = parsed.get_backend_name()
+    if backend == "postgresql":
+        if parsed.get_driver_name() != "psycopg":
+            raise ConfigError(
+                f"bad brain URL {url!r}: a PostgreSQL brain is reached with psycopg 3, "
+                "postgresql+psycopg://user@host/database"
+            )
+        if not parsed.database:
+            raise ConfigError(f"bad brain URL {url!r}: name the database")
+        return None
+    if backend != "sqlite":
+        raise ConfigError(
+            f"bad brain URL {url!r}: a brain is sqlite:///FILE or postgresql+psycopg://HOST/DB"
+        )
     if not parsed.database or parsed.database == ":memory:":
         raise ConfigError(f"bad brain URL {url!r}: give a file path, e.g. sqlite:///brain.sqlite")
     return Path(parsed.database)
 
 
 def _make_engine(url: str, settings: Settings) -> Engine:
+    if make_url(url).get_backend_name() == "postgresql":
+        return _make_pg_engine(url)
     engine = create_engine(url, pool_size=8, max_overflow=32, pool_timeout=60)
     busy_ms = settings.sqlite_busy_timeout_ms
     synchronous = settings.sqlite_synchronous
@@ -175,6 +226,19 @@ def _make_engine(url: str, settings: Settings) -> Engine:
             conn.exec_driver_sql(f"BEGIN {mode}")
 
     return engine
+
+
+def _make_pg_engine(url: str) -> Engine:
+    # READ COMMITTED, the server's default: a writer's statements after the
+    # advisory lock see every transaction committed before it.
+    return create_engine(
+        url,
+        pool_size=8,
+        max_overflow=32,
+        pool_timeout=60,
+        pool_pre_ping=True,
+        connect_args={"connect_timeout": 10, "application_name": "reverie"},
+    )
 
 
 def begin_immediate(dbapi_conn: Any, timeout_ms: int) -> None:
@@ -208,7 +272,7 @@ def begin_immediate(dbapi_conn: Any, timeout_ms: int) -> None:
 
 
 @contextmanager
-def raw_cursor(conn: Connection) -> Iterator[sqlite3.Cursor]:
+def raw_cursor(conn: Connection) -> Iterator[Any]:
     """The driver's own cursor on ``conn`` (closed on exit), for the hot paths alone.
 
     Everywhere else the brain is read and written with SQL text through
@@ -216,12 +280,53 @@ def raw_cursor(conn: Connection) -> Iterator[sqlite3.Cursor]:
     statements run for every candidate of every search, or every trace of an
     import: there SQLAlchemy's statement and result machinery doubled the
     fixed cost, so they use the cursor directly, in the same transaction.
+    The statements are written in SQLite's parameter style (``?`` or
+    ``:name``); on PostgreSQL the cursor translates them for psycopg.
     """
-    cursor: sqlite3.Cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr,assignment]
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
-        yield cursor
+        yield cursor if conn.dialect.name == "sqlite" else PgCursor(cursor)
     finally:
         cursor.close()
+
+
+_NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+
+
+@cache
+def pg_paramstyle(sql: str) -> str:
+    """``sql`` with SQLite's ``?`` and ``:name`` parameters in psycopg's style."""
+    sql = sql.replace("%", "%%")
+    sql = _NAMED.sub(r"%(\1)s", sql)
+    return sql.replace("?", "%s")
+
+
+class PgCursor:
+    """A psycopg cursor that takes statements in SQLite's parameter style."""
+
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    def execute(self, sql: str, params: Any = ()) -> PgCursor:
+        self._cursor.execute(pg_paramstyle(sql), params if params else None)
+        return self
+
+    def executemany(self, sql: str, params: Any) -> PgCursor:
+        self._cursor.executemany(pg_paramstyle(sql), params)
+        return self
+
+    def fetchone(self) -> Any:
+        return self._cursor.fetchone() if self._cursor.description is not None else None
+
+    def fetchall(self) -> list[Any]:
+        # As sqlite3's: a statement without rows (an UPDATE) reads as no rows.
+        return list(self._cursor.fetchall()) if self._cursor.description is not None else []
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+    def __getattr__(self, name: str) -> Any:  # description, rowcount, close ...
+        return getattr(self._cursor, name)
 
 
 def read_meta(conn: Connection, key: str) -> str | None:
@@ -245,14 +350,16 @@ def open_brain(settings: Settings, *, url: str | None = None, create: bool = Tru
     """Open (and, with ``create``, create and migrate) the brain at ``url``.
 
     ``url`` defaults to ``settings.brain_url``.  Without ``create`` a missing
-    file raises :class:`BrainNotFound`, so read commands never make empty brains.
-    Every call opens a new :class:`Brain` on its own engine, run by these
-    settings: a process opens its brain once, at its entry point, and hands it
-    down; :meth:`Brain.close` releases it.
+    file (or PostgreSQL database) raises :class:`BrainNotFound`, so read
+    commands never make empty brains.  Every call opens a new :class:`Brain` on
+    its own engine, run by these settings: a process opens its brain once, at
+    its entry point, and hands it down; :meth:`Brain.close` releases it.
     """
     url = url or settings.brain_url
     path = _sqlite_path(url)
-    if not path.exists():
+    if path is None:
+        _ensure_pg_database(url, create=create)
+    elif not path.exists():
         if not create:
             raise BrainNotFound(f"no brain at {path}")
         try:
@@ -263,11 +370,57 @@ def open_brain(settings: Settings, *, url: str | None = None, create: bool = Tru
         _refuse_foreign(path)
     engine = _make_engine(url, settings)
     try:
-        brain_id = migrate(engine, path)
+        brain_id = migrate(engine, path or make_url(url).render_as_string(hide_password=True))
     except BaseException:
         engine.dispose()
         raise
     return Brain(url, engine, path, brain_id, settings)
+
+
+def _ensure_pg_database(url: str, *, create: bool) -> None:
+    """Make the database a PostgreSQL URL names when it is missing (with ``create``)."""
+    import psycopg
+    from psycopg import sql
+
+    parsed = make_url(url)
+    shown = parsed.render_as_string(hide_password=True)
+    try:
+        with psycopg.connect(_libpq_uri(url), connect_timeout=10):
+            return
+    except psycopg.OperationalError as e:
+        if "does not exist" not in str(e):
+            raise BrainError(f"brain {shown}: {e}") from e
+    if not create:
+        raise BrainNotFound(f"no brain at {shown}: the database does not exist")
+    try:
+        with psycopg.connect(_libpq_uri(url, "postgres"), autocommit=True) as admin:
+            admin.execute(
+                sql.SQL("CREATE DATABASE {}").format(sql.Identifier(str(parsed.database)))
+            )
+    except psycopg.errors.DuplicateDatabase:
+        pass  # another process made it first
+    except psycopg.Error as e:
+        raise BrainError(f"cannot create the database of {shown}: {e}") from e
+
+
+def drop_pg_database(url: str) -> None:
+    """Drop the PostgreSQL database ``url`` names, closing its other sessions first."""
+    import psycopg
+    from psycopg import sql
+
+    name = str(make_url(url).database)
+    with psycopg.connect(_libpq_uri(url, "postgres"), autocommit=True) as admin:
+        admin.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+def _libpq_uri(url: str, database: str | None = None) -> str:
+    """The SQLAlchemy URL as libpq's (optionally naming another database)."""
+    parsed = make_url(url).set(drivername="postgresql")
+    if database is not None:
+        parsed = parsed.set(database=database)
+    return parsed.render_as_string(hide_password=False)
 
 
 def _refuse_foreign(path: Path) -> None:
@@ -305,37 +458,43 @@ def head_revision() -> str:
     return head
 
 
+def tables(conn: Connection) -> set[str]:
+    """The names of the brain's tables."""
+    if conn.dialect.name == "sqlite":
+        query = "SELECT name FROM sqlite_master WHERE type='table'"
+    else:
+        query = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+    return {str(r[0]) for r in conn.exec_driver_sql(query)}
+
+
 def current_revision(conn: Connection) -> str | None:
     """The brain's recorded schema revision, None for a database without one."""
-    has_table = conn.exec_driver_sql(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='alembic_version'"
-    ).first()
-    if not has_table:
+    if "alembic_version" not in tables(conn):
         return None
     return conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
 
 
-def migrate(engine: Engine, path: Path) -> str:
+def migrate(engine: Engine, where: Path | str) -> str:
     """Bring the brain to the newest schema; returns its brain id.
 
-    Runs in one IMMEDIATE transaction, so two processes opening a new brain
-    at the same time migrate it exactly once.  A SQLite file that holds
-    other tables but no Reverie schema is refused, never written.
+    Runs in one IMMEDIATE transaction (on PostgreSQL, under the writers'
+    advisory lock), so two processes opening a new brain at the same time
+    migrate it exactly once.  A database that holds other tables but no
+    Reverie schema is refused, never written.
     """
     from alembic import command
 
-    with _wrap_db_errors(path), engine.connect() as conn:
+    with _wrap_db_errors(where), engine.connect() as conn:
         conn.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
         with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.exec_driver_sql(_PG_WRITE_LOCK)
             rev = current_revision(conn)
-            if rev is None:
-                foreign = conn.exec_driver_sql(
-                    "SELECT name FROM sqlite_master WHERE type='table' LIMIT 1"
-                ).first()
-                if foreign:
-                    raise BrainError(f"{path} is a SQLite file but not a Reverie brain")
+            if rev is None and tables(conn):
+                kind = "a SQLite file" if conn.dialect.name == "sqlite" else "a database"
+                raise BrainError(f"{where} is {kind} but not a Reverie brain")
             if rev != head_revision():
-                log.info("migrating brain %s from %s to %s", path, rev, head_revision())
+                log.info("migrating brain %s from %s to %s", where, rev, head_revision())
                 cfg = _alembic_config()
                 cfg.attributes["connection"] = conn
                 try:

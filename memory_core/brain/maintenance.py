@@ -42,7 +42,7 @@ def stats(brain: Brain) -> dict[str, Any]:
             ).all()
         }
         return {
-            "brain": str(brain.path),
+            "brain": brain.where,
             "brain_id": brain.brain_id,
             "traces": {
                 "active": int(total) - int(deleted),
@@ -72,24 +72,32 @@ MAX_LISTED = 20
 def doctor(brain: Brain) -> list[Problem]:
     """Every problem found; an empty list means the brain is healthy.
 
-    Checks SQLite's integrity, foreign keys (orphan embeddings, edges), the
+    Checks SQLite's integrity and foreign keys (orphan embeddings, edges), the
     full-text index against the traces, the schema revision, stored hashes
     against contents, and that JSON columns and enums hold valid values.
     """
     problems: list[Problem] = []
     with brain.read() as conn:
-        for (msg,) in conn.execute(text("PRAGMA integrity_check")).all():
-            if msg != "ok":
-                problems.append(Problem("integrity", str(msg)))
-        for row in conn.execute(text("PRAGMA foreign_key_check")).all()[:MAX_LISTED]:
-            problems.append(
-                Problem("orphans", f"{row[0]} row {row[1]} points at a missing {row[2]} row")
-            )
+        # PostgreSQL checks its own pages and enforces the foreign keys on every write.
+        if brain.dialect == "sqlite":
+            problems.extend(_check_file(conn))
         rev = current_revision(conn)
         if rev != head_revision():
             problems.append(Problem("schema", f"revision {rev}, expected {head_revision()}"))
         problems.extend(_check_rows(conn))
     problems.extend(_check_fts(brain))
+    return problems
+
+
+def _check_file(conn: Any) -> list[Problem]:
+    problems = []
+    for (msg,) in conn.execute(text("PRAGMA integrity_check")).all():
+        if msg != "ok":
+            problems.append(Problem("integrity", str(msg)))
+    for row in conn.execute(text("PRAGMA foreign_key_check")).all()[:MAX_LISTED]:
+        problems.append(
+            Problem("orphans", f"{row[0]} row {row[1]} points at a missing {row[2]} row")
+        )
     return problems
 
 

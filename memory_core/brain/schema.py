@@ -11,6 +11,7 @@ The few write rules the brain enforces itself, in triggers, are listed in
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Float,
     ForeignKey,
@@ -24,6 +25,8 @@ from sqlalchemy import (
 )
 
 metadata = MetaData()
+# The id of a log that only grows: 64 bits on PostgreSQL (SQLite's INTEGER is already).
+_LOG_ID = BigInteger().with_variant(Integer(), "sqlite")
 
 TRACE_TYPES = ("episodic", "semantic", "procedural", "prospective", "relational")
 SCOPES = ("thread", "user", "persona", "organization")
@@ -31,6 +34,11 @@ SCOPES = ("thread", "user", "persona", "organization")
 # something): one character Python does not count as a space.  Spelled out, since
 # JSON Schema's ``\\S`` follows ECMAScript, whose white space is not Python's.
 NOT_BLANK = "[^\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+# Text a brain can store holds no NUL character: a PostgreSQL brain cannot store
+# one, and no person's words hold one.  Whole-text patterns: any such text, and
+# such text that is not only white space.
+NO_NUL = "^[^\\x00]*$"
+SOME_TEXT = "^[^\\x00]*" + NOT_BLANK.replace("[^", "[^\\x00", 1) + "[^\\x00]*$"
 
 brain_meta = Table(
     "brain_meta",
@@ -116,7 +124,7 @@ trace_embeddings = Table(
 embedding_events = Table(
     "embedding_events",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("id", _LOG_ID, primary_key=True, autoincrement=True),
     Column("trace_id", Text, nullable=False),
     Column("model", Text, nullable=False),
     sqlite_autoincrement=True,
@@ -163,7 +171,7 @@ said_embeddings = Table(
 undo_log = Table(
     "undo_log",
     metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("id", _LOG_ID, primary_key=True, autoincrement=True),
     Column("unit", Text, nullable=False),
     Column("trace_id", Text, nullable=False),
     Column("step", Text, nullable=False),
@@ -299,5 +307,18 @@ TRIGGERS = {
     "traces_context_follows": (
         "AFTER UPDATE OF content, deleted ON memory_traces: the next turn of the stream "
         "takes the new content, or the last active turn's, as its context"
+    ),
+}
+
+# On PostgreSQL, the full-text index is a table of its own (migration 0012): these
+# triggers run FTS5's commands written to it and keep its vocabulary.
+PG_INDEX_TRIGGERS = {
+    "memory_traces_fts_command": (
+        "BEFORE INSERT ON memory_traces_fts, naming a command (delete, rebuild, optimize, "
+        "integrity-check): run it instead of adding a row"
+    ),
+    "memory_traces_vocab_follows": (
+        "AFTER INSERT, UPDATE, DELETE ON memory_traces_fts: count each term's documents "
+        "and tokens, and the index's, in memory_traces_vocab"
     ),
 }

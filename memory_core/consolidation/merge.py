@@ -30,6 +30,7 @@ proposed (the per-pass cap, the pending bound) carry over until they are.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from dataclasses import dataclass, field
@@ -66,12 +67,14 @@ REPORTED_APART = 200  # kept-apart pairs listed in a report
 # Turns (the verbatim record of what was said, tagged ``turn``) are never
 # merged: each is an utterance of its own moment, and facts point at them.
 _NOT_A_TURN = "NOT EXISTS (SELECT 1 FROM json_each(tags) WHERE value = 'turn')"
+# Active copies of one text in one scope id, the most retrieved of each text first.
 _EXACT = text(
-    "SELECT content_hash, scope, scope_id, "
-    "json_group_array(json_array(id, occurred_at)) AS members FROM ("
-    "  SELECT content_hash, scope, scope_id, id, occurred_at FROM memory_traces "
-    f"  WHERE deleted = 0 AND {_NOT_A_TURN} ORDER BY retrieval_count DESC, created_at, seq"
-    ") GROUP BY content_hash, scope, scope_id HAVING count(*) > 1"
+    "SELECT content_hash, scope, scope_id, id, occurred_at FROM ("
+    "  SELECT content_hash, scope, scope_id, id, occurred_at, retrieval_count, created_at, seq, "
+    "  count(*) OVER (PARTITION BY content_hash, scope, scope_id) AS copies FROM memory_traces "
+    f"  WHERE deleted = 0 AND {_NOT_A_TURN}"
+    ") AS c WHERE copies > 1 "
+    "ORDER BY content_hash, scope, scope_id, retrieval_count DESC, created_at, seq"
 )
 _FACTS = text(
     "SELECT id, content, type, tags, sources, metadata, occurred_at, created_at, retrieval_count "
@@ -95,8 +98,9 @@ class MergePlan:
 def plan(ctx: PassContext) -> MergePlan:
     result = MergePlan()
     with ctx.brain.read() as conn:
-        for row in conn.execute(_EXACT):
-            groups = _occurrences(json.loads(row.members))
+        rows = conn.execute(_EXACT).all()
+        for _, copies in itertools.groupby(rows, key=lambda r: r[:3]):
+            groups = _occurrences([[r.id, r.occurred_at] for r in copies])
             result.repeated += len(groups) - 1
             result.exact += [g for g in groups if len(g) > 1]
     merged_away = {t for group in result.exact for t in group[1:]}

@@ -204,8 +204,9 @@ def _phatic(ctx: PassContext, rows: list[Any]) -> dict[str, float]:
 
 _JUDGED = text("SELECT trace_id, content_hash, value FROM trace_judgements WHERE judge = :judge")
 _JUDGE = text(
-    "INSERT OR REPLACE INTO trace_judgements (trace_id, judge, content_hash, value, judged_at) "
-    "VALUES (:trace, :judge, :hash, :value, :at)"
+    "INSERT INTO trace_judgements (trace_id, judge, content_hash, value, judged_at) "
+    "VALUES (:trace, :judge, :hash, :value, :at) ON CONFLICT (trace_id, judge) DO UPDATE SET "
+    "content_hash = excluded.content_hash, value = excluded.value, judged_at = excluded.judged_at"
 )
 
 

@@ -80,7 +80,8 @@ def apply(ctx: PassContext, p: StrengthenPlan) -> tuple[int, int]:
                     text(
                         "INSERT INTO coactivation_edges (a, b, weight, count, updated_at) "
                         "VALUES (:a, :b, :w, :n, :at) ON CONFLICT (a, b) DO UPDATE SET "
-                        "weight = weight + :w, count = count + :n, updated_at = :at"
+                        "weight = coactivation_edges.weight + :w, "
+                        "count = coactivation_edges.count + :n, updated_at = :at"
                     ),
                     {"a": a, "b": b, "w": float(w), "n": p.seen[(a, b)], "at": ctx.now},
                 )
@@ -89,7 +90,8 @@ def apply(ctx: PassContext, p: StrengthenPlan) -> tuple[int, int]:
                 factor = 1.0 + STABILITY_GAIN * math.log2(1.0 + n)
                 conn.execute(
                     text(
-                        "UPDATE memory_traces SET stability = min(:cap, stability * :f) "
+                        "UPDATE memory_traces SET stability = CASE WHEN stability * :f < :cap "
+                        "THEN stability * :f ELSE :cap END "
                         "WHERE id = :id AND deleted = 0"
                     ),
                     {"cap": STABILITY_CAP, "f": factor, "id": trace_id},

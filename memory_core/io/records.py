@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, text
+from sqlalchemy import Connection, Text, bindparam, text
 
 from memory_core.brain.db import Brain
 from memory_core.episodes import imported_fact
@@ -132,10 +132,10 @@ _ID_CHUNK = 500  # values per IN (...) query
 _BY_HASH = text(
     "SELECT id, content_hash, scope, scope_id FROM memory_traces WHERE content_hash IN :keys "
     f"AND {KNOWN_SQL}"
-).bindparams(bindparam("keys", expanding=True))
+).bindparams(bindparam("keys", expanding=True, type_=Text))
 _BY_ID = text(
     "SELECT id, scope, scope_id, content FROM memory_traces WHERE id IN :keys"
-).bindparams(bindparam("keys", expanding=True))
+).bindparams(bindparam("keys", expanding=True, type_=Text))
 _ADD_VECTOR = text(
     "INSERT INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
     "VALUES (:id, :model, :dim, :vector, :at) ON CONFLICT (trace_id, model) DO NOTHING"

@@ -1,10 +1,11 @@
 """SQLite: the whole brain as a new brain file, and a merge of such a file.
 
-The export is ``VACUUM INTO`` a new path from a read-only connection: one
-consistent snapshot of every table (traces with embeddings, the full-text
+The export of a SQLite brain is ``VACUUM INTO`` a new path from a read-only
+connection: one consistent snapshot of every table (traces with embeddings, the full-text
 index, edges, the proposals ledger, the consolidation log, the inbox, the
 retrieval events), without the process-local ``leases``.  The file is a
-Reverie brain in its own right, with the source's brain id.  The import reads
+Reverie brain in its own right, with the source's brain id.  A PostgreSQL
+brain is exported as :mod:`memory_core.brain.copy` copies it to a new file.  The import reads
 such a file read-only and merges its traces, vectors, edges and inbox turns
 through the same deduplicating writer as every other format.
 """
@@ -17,7 +18,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from memory_core.brain.db import Brain
+from memory_core.brain.copy import copy_brain, sizes
+from memory_core.brain.db import Brain, open_brain
 from memory_core.errors import BrainError, InvalidArgument
 from memory_core.io.files import refuse_existing, removed_on_failure
 from memory_core.io.records import (
@@ -37,6 +39,8 @@ _NEEDED = {"alembic_version", "memory_traces", "trace_embeddings", "coactivation
 def export_sqlite(brain: Brain, path: Path) -> dict[str, Any]:
     """Copy the brain into a new SQLite file at ``path``."""
     refuse_existing(path)
+    if brain.path is None:
+        return _export_copy(brain, path)
     with removed_on_failure(path):
         try:
             with closing(sqlite3.connect(f"file:{brain.path}?mode=ro", uri=True)) as src:
@@ -52,6 +56,26 @@ def export_sqlite(brain: Brain, path: Path) -> dict[str, Any]:
                 }
         except sqlite3.Error as e:
             raise BrainError(f"cannot export to {path}: {e}") from e
+    return {
+        "path": str(path),
+        "refused": [],
+        "traces": counts["memory_traces"],
+        "embeddings": counts["trace_embeddings"],
+        "edges": counts["coactivation_edges"],
+    }
+
+
+def _export_copy(brain: Brain, path: Path) -> dict[str, Any]:
+    """A PostgreSQL brain's export: a copy of it into a new brain file."""
+    with removed_on_failure(path):
+        copy = open_brain(brain.settings, url=f"sqlite:///{path}")
+        try:
+            copy_brain(brain, copy)
+            counts = sizes(copy)
+        finally:
+            copy.close()
+        with closing(sqlite3.connect(path)) as done:
+            done.execute("PRAGMA journal_mode = DELETE")
     return {
         "path": str(path),
         "refused": [],

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, text
+from sqlalchemy import Connection, Text, bindparam, text
 
 from memory_core.auth import SYSTEM
 from memory_core.brain.db import Brain
@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 _SUBJECTS = text(
     "SELECT subject_key, status, decided_at, versions FROM proposals "
     "WHERE subject_key IN :keys AND status IN ('pending', 'rejected', 'undone')"
-).bindparams(bindparam("keys", expanding=True))
+).bindparams(bindparam("keys", expanding=True, type_=Text))
 _INSERT = text(
     "INSERT INTO proposals (id, kind, status, pass_id, subject_key, file_sha256, summary, "
     "created_at, versions, expires_at) VALUES (:id, :kind, :status, :pass_id, :subject_key, "

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, text
+from sqlalchemy import Connection, Text, bindparam, text
 
 from memory_core.auth import SYSTEM
 from memory_core.brain.db import Brain
@@ -37,7 +37,7 @@ _DecideOne = Callable[[Brain, Settings, str, float], Decision]
 
 
 _KNOWN = text("SELECT id FROM proposals WHERE id IN :ids").bindparams(
-    bindparam("ids", expanding=True)
+    bindparam("ids", expanding=True, type_=Text)
 )
 
 

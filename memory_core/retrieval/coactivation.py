@@ -73,7 +73,10 @@ def expand(
 
 def _ids(conn: Connection, seqs: Sequence[int]) -> dict[int, str]:
     rows = conn.execute(
-        text("SELECT seq, id FROM memory_traces WHERE seq IN (SELECT value FROM json_each(:s))"),
+        text(
+            "SELECT seq, id FROM memory_traces "
+            "WHERE seq IN (SELECT CAST(value AS INTEGER) FROM json_each(:s))"
+        ),
         {"s": json.dumps(list(seqs))},
     ).all()
     return {int(r.seq): str(r.id) for r in rows}

@@ -88,8 +88,8 @@ def record_retrieval(
         )
         inserted = conn.execute(
             text(
-                "INSERT OR IGNORE INTO retrieval_events (id, trace_ids, at, consolidated, "
-                "query_key) VALUES (:id, :ids, :at, :done, :k)"
+                "INSERT INTO retrieval_events (id, trace_ids, at, consolidated, "
+                "query_key) VALUES (:id, :ids, :at, :done, :k) ON CONFLICT DO NOTHING"
             ),
             {
                 "id": event_id,
@@ -106,7 +106,8 @@ def record_retrieval(
             conn.execute(
                 text(
                     "UPDATE memory_traces SET retrieval_count = retrieval_count + 1, "
-                    "last_accessed = max(coalesce(last_accessed, 0), :at) "
+                    "last_accessed = CASE WHEN coalesce(last_accessed, 0) > :at THEN last_accessed "
+                    "ELSE :at END "
                     "WHERE id = :id AND deleted = 0"
                 ),
                 {"at": at, "id": trace_id},

@@ -30,9 +30,10 @@ from sqlalchemy.exc import OperationalError
 
 from memory_core.brain.db import raw_cursor
 from memory_core.brain.schema import FTS_TABLE, VOCAB_TABLE
+from memory_core.retrieval import lexical_pg
 from memory_core.retrieval.ranking import FACT_COLUMNS, Facts
 from memory_core.settings import Settings
-from memory_core.textutil import content_words, stem
+from memory_core.textutil import content_words, english_stem, stem
 
 # Operators and syntax that mark a query as deliberate FTS5, not plain words.
 FTS_SYNTAX = re.compile(r'\b(AND|OR|NOT|NEAR)\b|["*()^:+{}]')
@@ -78,6 +79,8 @@ def rank(
     "not deleted", which ranks in the index alone (see :func:`_rank_active`).
     """
     context_weight = settings.search_context_weight
+    if conn.dialect.name == "postgresql":
+        return _rank_pg(conn, query, where, params, depth, settings, counts)
     bm25 = f"bm25({FTS_TABLE}, 1.0, 1.0, {float(context_weight)!r})"
     # Without the context column, a row matching only there must not match.
     scoped = (lambda m: m) if context_weight > 0 else (lambda m: f"{{content tags}} : ({m})")
@@ -90,6 +93,39 @@ def rank(
     return LexicalRanking(
         [(f.seq, score) for f, score in found], mode, match, {f.seq: f for f, _ in found}
     )
+
+
+def _rank_pg(
+    conn: Connection,
+    query: str,
+    where: str | None,
+    params: dict[str, Any],
+    depth: int,
+    settings: Settings,
+    counts: TermCounts | None,
+) -> LexicalRanking:
+    """:func:`rank` on a PostgreSQL brain (:mod:`memory_core.retrieval.lexical_pg`)."""
+    own = settings.search_context_weight <= 0
+    weight = settings.search_context_weight
+
+    def found(tsq: str, words: str) -> list[tuple[Facts, float]]:
+        rows = lexical_pg.run(conn, tsq, words, where, params, depth, weight, FACT_COLUMNS)
+        return [(Facts.from_row(r[:-1]), float(r[-1])) for r in rows]
+
+    mode, match = "fts", query
+    parsed = lexical_pg.tsquery(query, only_own_words=own)
+    hits = found(*parsed) if parsed is not None else None
+    if hits is None or (not hits and not FTS_SYNTAX.search(query) and len(query.split()) > 1):
+        mode = "natural"
+        match = natural_query(conn, query, settings, counts)
+        words = _NATURAL_WORD.findall(match)
+        hits = found(*lexical_pg.any_of(words, only_own_words=own)) if words else []
+    return LexicalRanking(
+        [(f.seq, score) for f, score in hits], mode, match, {f.seq: f for f, _ in hits}
+    )
+
+
+_NATURAL_WORD = re.compile(r'"((?:[^"]|"")*)"')
 
 
 def _run(
@@ -173,7 +209,9 @@ class TermCounts:
             counts = self._counts
             missing = [s for s in stems if s not in counts]
         vocab = text(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = :term")
-        found = {s: int(conn.execute(vocab, {"term": s}).scalar() or 0) for s in missing}
+        # PostgreSQL's index stems with Snowball's English stemmer, FTS5 with Porter's.
+        key = english_stem if conn.dialect.name == "postgresql" else (lambda s: s)
+        found = {s: int(conn.execute(vocab, {"term": key(s)}).scalar() or 0) for s in missing}
         with self._lock:
             counts.update(found)
             return {s: counts.get(s, found.get(s, 0)) for s in stems}

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Connection, bindparam, text
+from sqlalchemy import Connection, Text, bindparam, text
 
 from memory_core.brain.db import Brain, write_meta
 from memory_core.errors import ChannelUnavailable
@@ -58,7 +58,7 @@ _LOAD_ALL = text(
 _LOAD_SOME = text(
     "SELECT t.id, t.seq, t.prev_seq, e.vector FROM memory_traces t "
     "JOIN trace_embeddings e ON e.trace_id = t.id AND e.model = :model WHERE t.id IN :ids"
-).bindparams(bindparam("ids", expanding=True))
+).bindparams(bindparam("ids", expanding=True, type_=Text))
 
 
 @dataclass(frozen=True)

@@ -23,18 +23,20 @@ from memory_core.supersession.telling import restates_by_words, said_in
 # The earlier statements of the slot that still held at time t.
 _HELD = (
     "SELECT id, content FROM memory_traces "
-    "WHERE scope = ? AND scope_id IS ? AND slot = ? AND deleted = 0 AND occurred_at < ? "
+    "WHERE scope = ? AND scope_id IS NOT DISTINCT FROM ? AND slot = ? AND deleted = 0 "
+    "AND occurred_at < ? "
     "AND (valid_until IS NULL OR valid_until > ?) AND id NOT IN ({ids})"
 )
 # The first later statement of the slot, if one is already known.
 _NEXT = (
     "SELECT id, occurred_at, content FROM memory_traces "
-    "WHERE scope = ? AND scope_id IS ? AND slot = ? AND deleted = 0 AND occurred_at > ? "
+    "WHERE scope = ? AND scope_id IS NOT DISTINCT FROM ? AND slot = ? AND deleted = 0 "
+    "AND occurred_at > ? "
     "ORDER BY occurred_at, seq"
 )
 _SUBJECTS = (
     "SELECT DISTINCT substr(slot, 1, instr(slot, '/') - 1) FROM memory_traces "
-    "WHERE scope_id IS ? AND slot IS NOT NULL"
+    "WHERE scope_id IS NOT DISTINCT FROM ? AND slot IS NOT NULL"
 )
 
 
@@ -110,7 +112,8 @@ def with_facts(conn: Connection, traces: Sequence[str]) -> list[str]:
             ids.update(
                 str(r[0])
                 for r in cursor.execute(
-                    "SELECT id FROM memory_traces WHERE occurred_at = ? AND scope_id IS ? "
+                    "SELECT id FROM memory_traces WHERE occurred_at = ? "
+                    "AND scope_id IS NOT DISTINCT FROM ? "
                     "AND EXISTS (SELECT 1 FROM json_each(sources) "
                     "WHERE json_extract(value, '$.trace') = ?)",
                     (occurred, scope_id, trace_id),

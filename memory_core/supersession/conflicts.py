@@ -101,7 +101,8 @@ def statement_of(conn: Connection, trace_id: str) -> list[str]:
     rows = conn.execute(
         text(
             "SELECT s.id FROM memory_traces t JOIN memory_traces s ON s.scope = t.scope "
-            "AND s.scope_id IS t.scope_id AND s.slot = t.slot AND s.occurred_at = t.occurred_at "
+            "AND s.scope_id IS NOT DISTINCT FROM t.scope_id AND s.slot = t.slot "
+            "AND s.occurred_at = t.occurred_at "
             "WHERE t.id = :id AND s.deleted = 0 AND s.valid_until IS NULL"
         ),
         {"id": trace_id},

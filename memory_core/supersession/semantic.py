@@ -229,7 +229,8 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
                 text(
                     "SELECT t.id, t.content, t.slot, t.occurred_at, e.vector FROM memory_traces t "
                     "JOIN trace_embeddings e ON e.trace_id = t.id AND e.model = :model "
-                    f"WHERE t.scope_id IS :sid AND ({marks}) AND t.scope = :scope "
+                    "WHERE t.scope_id IS NOT DISTINCT FROM :sid "
+                    f"AND ({marks}) AND t.scope = :scope "
                     "AND t.deleted = 0 AND t.id != :id "
                     "AND (t.valid_until IS NULL OR t.valid_until > :at)"
                 ),
@@ -275,8 +276,9 @@ def _keep_said(
     if rows:
         conn.execute(
             text(
-                "INSERT OR REPLACE INTO said_embeddings (trace_id, model, content_hash, vector) "
-                "VALUES (:id, :model, :hash, :vector)"
+                "INSERT INTO said_embeddings (trace_id, model, content_hash, vector) "
+                "VALUES (:id, :model, :hash, :vector) ON CONFLICT (trace_id, model) DO UPDATE "
+                "SET content_hash = excluded.content_hash, vector = excluded.vector"
             ),
             rows,
         )

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_core.brain.schema import NOT_BLANK, SCOPES, TRACE_TYPES
+from memory_core.brain.schema import NO_NUL, NOT_BLANK, SCOPES, SOME_TEXT, TRACE_TYPES
 from memory_core.inbox.turns import MAX_ID_LENGTH, ROLES
 from memory_core.timeref import EPOCH_RANGE
 from memory_core.traces.model import MAX_TAG_LENGTH, MAX_TAGS
 
-_TEXT = {"type": "string", "minLength": 1, "pattern": NOT_BLANK}  # not only white space
+_TEXT = {"type": "string", "minLength": 1, "pattern": SOME_TEXT}  # not only white space
 _TAGS = {
     "type": "array",
     "items": {**_TEXT, "maxLength": MAX_TAG_LENGTH},
@@ -112,8 +112,12 @@ REFLECT: dict[str, Any] = {
 POST_TURN: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "user": {"type": "string", "description": "What the user said."},
-        "assistant": {"type": "string", "description": "What the assistant answered."},
+        "user": {"type": "string", "pattern": NO_NUL, "description": "What the user said."},
+        "assistant": {
+            "type": "string",
+            "pattern": NO_NUL,
+            "description": "What the assistant answered.",
+        },
         "messages": {
             "type": "array",
             "minItems": 1,
@@ -123,7 +127,7 @@ POST_TURN: dict[str, Any] = {
                 "type": "object",
                 "properties": {
                     "role": {"enum": list(ROLES)},
-                    "content": {"type": "string"},
+                    "content": {"type": "string", "pattern": NO_NUL},
                     "name": {**_ID, "description": "Who said it."},
                 },
                 "required": ["role", "content"],

@@ -9,11 +9,13 @@ import json
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from memory_core.brain.schema import SCOPES, TRACE_TYPES
 from memory_core.errors import InvalidArgument
 from memory_core.traces.stated import stated
+
+T = TypeVar("T")
 
 # A trace that still counts as known for deduplication: active, or deleted by
 # anything but an accepted prune (forgetting for disuse never blocks relearning).
@@ -192,6 +194,24 @@ def check_scope(value: str) -> str:
 def check_content(value: Any, name: str = "content") -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidArgument(f"{name} must be a non-empty string")
+    return refuse_nul(value, name)
+
+
+def refuse_nul(value: T, name: str) -> T:
+    """``value`` (text, or a list or object holding text) unless some text in it holds
+    a NUL character: no person's words do, and a PostgreSQL brain cannot store one."""
+
+    def holds(v: Any) -> bool:
+        if isinstance(v, str):
+            return "\x00" in v
+        if isinstance(v, dict):
+            return any(holds(k) or holds(x) for k, x in v.items())
+        if isinstance(v, list | tuple):
+            return any(holds(x) for x in v)
+        return False
+
+    if holds(value):
+        raise InvalidArgument(f"{name}: text may not contain NUL (U+0000) characters")
     return value
 
 
@@ -205,7 +225,7 @@ def check_tags(value: Iterable[Any] | None) -> list[str]:
     for raw in value:
         if not isinstance(raw, str) or not raw.strip():
             raise InvalidArgument("tags must be non-empty strings")
-        tag = raw.strip()
+        tag = refuse_nul(raw.strip(), "tags")
         if len(tag) > MAX_TAG_LENGTH:
             raise InvalidArgument(f"a tag is longer than {MAX_TAG_LENGTH} characters")
         if tag not in tags:
@@ -225,6 +245,8 @@ def check_new(item: NewTrace) -> NewTrace:
         raise InvalidArgument("importance must be a number from 0 to 1")
     if not isinstance(item.metadata, dict):
         raise InvalidArgument("metadata must be an object")
+    for name in ("scope_id", "id", "stream", "slot"):
+        refuse_nul(getattr(item, name), name)
     if item.id is not None and not (isinstance(item.id, str) and item.id.strip()):
         raise InvalidArgument("id must be a non-empty string when given")
     if item.stream is not None and not (

@@ -64,7 +64,8 @@ _INSERT_SQL = (
     "INSERT INTO memory_traces (id, brain_id, type, scope, scope_id, content, content_hash, "
     "tags, importance, strength, stability, created_at, updated_at, occurred_at, "
     "retrieval_count, metadata, sources, deleted, version, stream, prev_seq, context, learnt_at, "
-    "slot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1, ?, ?, ?, ?, ?)"
+    "slot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1, ?, ?, ?, ?, ?) "
+    "RETURNING seq"
 )
 _FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) VALUES (?, ?, ?, ?)"
 # The turn a new one follows: the stream's last one said and still active (a
@@ -109,7 +110,7 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
                     if before is not None:
                         prev_seq, context = before
                     follower = cursor.execute(_SAID_AFTER_SQL, (item.stream, occurred)).fetchone()
-            cursor.execute(
+            (seq,) = cursor.execute(
                 _INSERT_SQL,
                 (
                     trace_id,
@@ -132,8 +133,7 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
                     now,
                     item.slot,
                 ),
-            )
-            seq = cursor.lastrowid
+            ).fetchone()
             cursor.execute(_FTS_INSERT_SQL, (seq, item.content, tags_json, context))
             if follower is not None:  # the turn said next now follows this one
                 after_seq, after_content, after_tags, after_context = follower
@@ -205,7 +205,7 @@ def find_same(brain: Brain, content: str, scope: str, scope_id: str | None) -> s
         row = conn.execute(
             text(
                 "SELECT id FROM memory_traces WHERE content_hash = :h AND scope = :s "
-                "AND scope_id IS :sid AND deleted = 0 AND content = :c "
+                "AND scope_id IS NOT DISTINCT FROM :sid AND deleted = 0 AND content = :c "
                 "ORDER BY created_at, id LIMIT 1"
             ),
             {"h": content_hash(content), "s": scope, "sid": scope_id, "c": content},

@@ -18,13 +18,14 @@ from pydantic import (
     model_validator,
 )
 
-from memory_core.brain.schema import NOT_BLANK
+from memory_core.brain.schema import NO_NUL, SOME_TEXT
 from memory_core.timeref import EPOCH_RANGE
 from memory_core.traces.model import MAX_TAG_LENGTH, MAX_TAGS
 from reverie.types import Scope, TraceType
 
-# Text that is not only white space (what memory_core refuses as empty).
-SOME_TEXT = NOT_BLANK
+# Text that is not only white space (what memory_core refuses as empty), and any
+# text; neither with a NUL character, which no brain stores.
+Said = Annotated[str, Field(pattern=NO_NUL)]
 Id = Annotated[str, Field(min_length=1, max_length=256, pattern=SOME_TEXT)]
 Text = Annotated[str, Field(min_length=1, pattern=SOME_TEXT)]
 Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH, pattern=SOME_TEXT)]
@@ -72,15 +73,15 @@ class MessageIn(Body):
     """One message of a chat, the OpenAI shape."""
 
     role: Literal["system", "user", "assistant", "tool"]
-    content: str
+    content: Said
     name: Id | None = Field(None, description="Who said it.")
 
 
 class TurnIn(Body):
     """A turn: ``user`` and ``assistant``, or the exchange as ``messages``."""
 
-    user: str | None = None
-    assistant: str | None = None
+    user: Said | None = None
+    assistant: Said | None = None
     messages: list[MessageIn] | None = Field(
         None,
         min_length=1,

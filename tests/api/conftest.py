@@ -21,9 +21,9 @@ from tests.conftest import LOCAL
 
 
 @pytest.fixture
-def api_settings(tmp_path: Path) -> mc.Settings:
+def api_settings(tmp_path: Path, brain_url: str) -> mc.Settings:
     return mc.load_settings(
-        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        brain_url=brain_url,
         data_dir=tmp_path / "data",
         embedder="stub",
         api_max_body_bytes=64 * 1024,

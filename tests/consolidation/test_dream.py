@@ -15,6 +15,7 @@ from sqlalchemy import text
 import memory_core as mc
 from memory_core import proposals
 from memory_core.auth import SYSTEM
+from memory_core.brain.db import tables
 from memory_core.brain.leases import acquire_lease
 from memory_core.brain.maintenance import doctor
 from memory_core.consolidation.dream import dream, list_passes, undo_pass
@@ -45,13 +46,7 @@ def step(report: Any, name: str) -> Any:
 def full_digest(brain: mc.Brain) -> str:
     h = hashlib.sha256()
     with brain.read() as conn:
-        tables = [
-            r[0]
-            for r in conn.execute(
-                text("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-            )
-        ]
-        for table in tables:
+        for table in sorted(tables(conn)):
             for row in conn.execute(text(f'SELECT * FROM "{table}" ORDER BY 1')):
                 h.update(repr(tuple(row)).encode())
     return h.hexdigest()

@@ -28,6 +28,7 @@ from memory_core.extraction.base import Extraction, Fact
 from memory_core.io import import_into
 from memory_core.traces.decay import DAY
 from memory_core.traces.undo import restore_trace
+from tests.backends import index_finds
 from tests.conftest import brain_digest
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC).timestamp()
@@ -68,11 +69,7 @@ def undo_digest(brain: mc.Brain) -> str:
     with brain.read() as conn:
         for (content,) in conn.execute(text("SELECT content FROM memory_traces ORDER BY seq")):
             word = content.split()[0].strip(".,!?'\"")
-            found = conn.execute(
-                text("SELECT rowid FROM memory_traces_fts WHERE memory_traces_fts MATCH :q"),
-                {"q": f'"{word}"'},
-            ).all()
-            h.update(repr(sorted(found)).encode())
+            h.update(repr(index_finds(conn, word)).encode())
         conn.execute(
             text(
                 "INSERT INTO memory_traces_fts(memory_traces_fts, rank) "

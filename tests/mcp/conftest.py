@@ -56,10 +56,10 @@ class Served:
 
 
 @pytest.fixture
-def mcp_settings(tmp_path: Path) -> mc.Settings:
+def mcp_settings(tmp_path: Path, brain_url: str) -> mc.Settings:
     # No embedder: nothing writes vectors behind a test's back.
     return mc.load_settings(
-        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        brain_url=brain_url,
         data_dir=tmp_path / "data",
         embedder="none",
     )

@@ -8,16 +8,24 @@ from pathlib import Path
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import text
+from sqlalchemy import make_url, text
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
-from memory_core.brain.db import current_revision, head_revision
-from memory_core.brain.schema import TRIGGERS, metadata
+from memory_core.brain.db import current_revision, head_revision, tables
+from memory_core.brain.schema import PG_INDEX_TRIGGERS, TRIGGERS, metadata
 from memory_core.retrieval.lexical import TermCounts
 
 
 def test_pragmas_wal_foreign_keys_busy_timeout(brain: mc.Brain) -> None:
+    if brain.dialect == "postgresql":
+        # A read is one snapshot, as SQLite's; a commit is durable before it returns.
+        with brain.read() as conn:
+            assert conn.exec_driver_sql("SHOW transaction_isolation").scalar() == "repeatable read"
+            assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
+        with brain.transaction() as conn:
+            assert conn.exec_driver_sql("SHOW transaction_isolation").scalar() == "read committed"
+        return
     with brain.read() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
@@ -28,7 +36,7 @@ def test_pragmas_wal_foreign_keys_busy_timeout(brain: mc.Brain) -> None:
 def test_first_open_creates_and_migrates_to_head(brain: mc.Brain) -> None:
     with brain.read() as conn:
         assert current_revision(conn) == head_revision()
-        names = {r[0] for r in conn.exec_driver_sql("SELECT name FROM sqlite_master")}
+        names = tables(conn)
     assert {
         "memory_traces",
         "memory_traces_fts",
@@ -43,25 +51,32 @@ def test_first_open_creates_and_migrates_to_head(brain: mc.Brain) -> None:
 
 
 def test_the_migrated_brain_has_exactly_the_documented_triggers(brain: mc.Brain) -> None:
+    if brain.dialect == "sqlite":
+        query = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+        expected = set(TRIGGERS)
+    else:  # and those that make a table a full-text index
+        query = "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"
+        expected = set(TRIGGERS) | set(PG_INDEX_TRIGGERS)
     with brain.read() as conn:
-        names = {
-            r[0]
-            for r in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'trigger'")
-        }
-    assert names == set(TRIGGERS)
+        names = {r[0] for r in conn.exec_driver_sql(query)}
+    assert names == expected
 
 
 def test_migrated_schema_matches_the_metadata(brain: mc.Brain) -> None:
     with brain.engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn), metadata)
-    # FTS5 shadow tables are not in the metadata; nothing else may differ.
+    # The full-text index's tables (FTS5's shadow tables; on PostgreSQL, the index
+    # and its vocabulary) and PostgreSQL's rowid columns are not in the metadata;
+    # nothing else may differ.
+    index = ("memory_traces_fts", "memory_traces_vocab", "alembic")
     real = [
         d
         for d in diff
-        if not (
-            d[0] == "remove_table"
-            and d[1].name.startswith(("memory_traces_fts", "memory_traces_vocab", "alembic"))
-        )
+        if not (d[0] == "remove_table" and d[1].name.startswith(index))
+        and not (d[0] == "remove_index" and d[1].table.name.startswith(index))
+        and not (d[0] == "remove_column" and d[3].name == "rowid")
+        and not (d[0] == "remove_constraint" and [c.name for c in d[1].columns] == ["rowid"])
+        and not (d[0] == "remove_index" and "rowid" in [c.name for c in d[1].columns])
     ]
     assert real == []
 
@@ -84,7 +99,14 @@ def test_read_open_of_a_missing_brain_creates_nothing(
 
 @pytest.mark.parametrize(
     "url",
-    ["not a url", "postgresql://localhost/x", "sqlite://", "sqlite:///:memory:"],
+    [
+        "not a url",
+        "postgresql+psycopg2://localhost/x",
+        "postgresql+psycopg://127.0.0.1:5432",
+        "mysql://localhost/x",
+        "sqlite://",
+        "sqlite:///:memory:",
+    ],
 )
 def test_bad_brain_urls_are_config_errors(settings: mc.Settings, url: str) -> None:
     with pytest.raises(mc.ConfigError, match="brain URL"):
@@ -133,6 +155,21 @@ def test_nested_transactions_are_savepoints(brain: mc.Brain) -> None:
 
 def test_write_transactions_begin_immediate(brain: mc.Brain, tmp_path: Path) -> None:
     """While a write transaction is open, another connection cannot even begin one."""
+    if brain.dialect == "postgresql":  # nor, on any host, take the writers' lock
+        import psycopg
+
+        from memory_core.brain.db import _PG_LOCK_KEY
+
+        url = make_url(brain.url)
+        with psycopg.connect(
+            host=url.host, port=url.port, user=url.username, dbname=url.database, autocommit=True
+        ) as other:
+            try_lock = f"SELECT pg_try_advisory_lock({_PG_LOCK_KEY})"
+            with brain.transaction():
+                assert other.execute(try_lock).fetchone() == (False,)  # type: ignore[arg-type]
+            assert other.execute(try_lock).fetchone() == (True,)  # type: ignore[arg-type]
+        return
+    assert brain.path is not None
     other = sqlite3.connect(brain.path, timeout=0, isolation_level=None)
     with brain.transaction(), pytest.raises(sqlite3.OperationalError, match="locked"):
         other.execute("BEGIN IMMEDIATE")
@@ -242,6 +279,8 @@ def test_a_brain_opened_with_other_settings_follows_its_own(settings: mc.Setting
     # Both see the same file.
     trace_id = mc.add_trace(second, "the red kite nests in the oak", identity=SYSTEM)
     assert mc.get_trace(first, trace_id, identity=SYSTEM).content == "the red kite nests in the oak"
+    if first.dialect != "sqlite":
+        return
     slow = settings.model_copy(update={"sqlite_busy_timeout_ms": 1234})
     with mc.open_brain(slow).read() as conn:
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 1234

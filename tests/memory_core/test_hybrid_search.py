@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from sqlalchemy import text
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
@@ -23,6 +24,7 @@ from memory_core.errors import EmbedderError
 from memory_core.retrieval.dense import score_all
 from memory_core.retrieval.vector_index import VectorIndex, index_for
 from memory_core.traces.decay import DAY
+from tests.backends import SQLITE_ONLY, write_apart
 
 
 class FlakyEmbedder(StubEmbedder):
@@ -224,12 +226,12 @@ def test_vectors_written_later_reach_the_next_search_without_a_reload(
     # it, and the in-memory index picks it up.
     second = mc.add_trace(brain, "paper lanterns at the festival", identity=SYSTEM)
     vector = stub.embed(["paper lanterns at the festival"])[0]
-    with sqlite3.connect(brain.path) as raw:
-        raw.execute(
-            "INSERT INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
-            "VALUES (?, 'stub', ?, ?, 0)",
-            (second, len(vector), to_blob(vector)),
-        )
+    write_apart(
+        brain.url,
+        "INSERT INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
+        "VALUES (:id, 'stub', :dim, :v, 0)",
+        {"id": second, "dim": len(vector), "v": to_blob(vector)},
+    )
     hits = mc.search(brain, "lanterns festival", embedder=stub, identity=SYSTEM).results
     assert {h.trace.id for h in hits if "vector" in h.channels} == {first[0], second}
     # An edit drops the trace's vector: the channel stops ranking it until it
@@ -649,6 +651,7 @@ def test_a_failed_catch_up_is_retried_in_full(
     assert np.allclose(snap.matrix[row], expected, atol=1e-3)
 
 
+@SQLITE_ONLY  # a copy of the file
 def test_an_exported_copy_never_shares_the_original_vectors(
     brain: mc.Brain, tmp_path: Path
 ) -> None:
@@ -665,7 +668,7 @@ def test_an_exported_copy_never_shares_the_original_vectors(
     assert copy.brain_id == brain.brain_id  # same id, another file
     zebra = to_blob(stub.embed(["zebra stripes"])[0])
     with copy.transaction() as conn:
-        conn.exec_driver_sql("UPDATE trace_embeddings SET vector = ?", (zebra,))
+        conn.execute(text("UPDATE trace_embeddings SET vector = :v"), {"v": zebra})
     embedded(brain, stub, [mc.NewTrace("plums in autumn")])  # both files now at one event more
     in_copy = mc.search(copy, "zebra stripes", embedder=stub, identity=SYSTEM).results
     assert [h.trace.id for h in in_copy] == [trace_id]

@@ -148,7 +148,7 @@ def test_concurrent_ingestion_of_the_same_turns_ingests_each_once(brain: mc.Brai
     per_turn = count(
         brain,
         "SELECT max(n) FROM (SELECT count(*) AS n FROM memory_traces "
-        "GROUP BY json_extract(metadata, '$.turn_id'))",
+        "GROUP BY json_extract(metadata, '$.turn_id')) AS per_turn",
     )
     assert per_turn == 2  # one episode, one fact (the fact's hash is per scope: only once)
     assert count(brain, "SELECT count(*) FROM inbox_turns WHERE status='done'") == 60

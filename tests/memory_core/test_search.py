@@ -7,7 +7,7 @@ import math
 import memory_core as mc
 from memory_core.auth import SYSTEM
 from memory_core.retrieval.search import natural_query
-from memory_core.textutil import content_words, stem
+from memory_core.textutil import content_words, english_stem, stem
 from memory_core.traces.decay import DAY, effective_strength
 
 
@@ -20,6 +20,9 @@ def test_stems_match_the_fts5_porter_tokenizer(brain: mc.Brain) -> None:
     mc.add_trace(brain, "running deployments quickly", identity=SYSTEM)
     with brain.read() as conn:
         vocab = {r[0] for r in conn.exec_driver_sql("SELECT term FROM memory_traces_vocab")}
+    if brain.dialect == "postgresql":  # Snowball's English stems; the index's totals under ''
+        assert {english_stem(w) for w in ("running", "deployments", "quickly")} | {""} == vocab
+        return
     assert {stem(w) for w in ("running", "deployments", "quickly")} == vocab
 
 

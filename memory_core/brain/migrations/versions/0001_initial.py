@@ -22,6 +22,8 @@ def _now_col(name: str, nullable: bool = False) -> sa.Column:
 
 
 def upgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return  # a PostgreSQL brain starts from 0012's schema
     op.create_table(
         "brain_meta",
         sa.Column("key", sa.Text, primary_key=True),
@@ -135,6 +137,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
     for table in (
         "leases",
         "proposals",

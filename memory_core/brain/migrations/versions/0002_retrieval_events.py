@@ -17,6 +17,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return  # a PostgreSQL brain starts from 0012's schema
     op.create_table(
         "retrieval_events",
         sa.Column("id", sa.Text, primary_key=True),
@@ -28,4 +30,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
     op.drop_table("retrieval_events")

@@ -40,6 +40,8 @@ def _create_fts(columns: str) -> None:
 
 
 def upgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return  # a PostgreSQL brain starts from 0012's schema
     op.add_column("memory_traces", sa.Column("stream", sa.Text, nullable=True))
     op.add_column("memory_traces", sa.Column("prev_seq", sa.Integer, nullable=True))
     op.add_column(
@@ -82,6 +84,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
     for event in ("insert", "update", "delete"):
         op.execute(f"DROP TRIGGER trace_embeddings_{event}")
     op.drop_table("embedding_events")

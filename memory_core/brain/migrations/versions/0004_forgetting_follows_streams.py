@@ -30,6 +30,8 @@ _NEXT = "FROM memory_traces WHERE prev_seq = new.seq"
 
 
 def upgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return  # a PostgreSQL brain starts from 0012's schema
     op.execute(
         "CREATE TRIGGER traces_deleted_lose_vectors AFTER UPDATE OF deleted ON memory_traces "
         "WHEN new.deleted = 1 AND old.deleted = 0 "
@@ -68,5 +70,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
     op.execute("DROP TRIGGER traces_context_follows")
     op.execute("DROP TRIGGER traces_deleted_lose_vectors")

@@ -20,6 +20,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return  # a PostgreSQL brain starts from 0012's schema
     op.create_table(
         "tokens",
         sa.Column("id", sa.Text, primary_key=True),
@@ -33,4 +35,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
     op.drop_table("tokens")

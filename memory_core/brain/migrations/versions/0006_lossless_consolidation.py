@@ -62,6 +62,8 @@ def _context_trigger(deleted_context: str) -> str:
 
 
 def upgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return  # a PostgreSQL brain starts from 0012's schema
     with op.batch_alter_table("memory_traces", recreate="never") as batch:
         batch.add_column(sa.Column("learnt_at", sa.Float, nullable=True))
     op.execute("UPDATE memory_traces SET learnt_at = created_at")
@@ -111,6 +113,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
     with op.batch_alter_table("proposals") as batch:
         batch.drop_column("expires_at")
         batch.drop_column("versions")

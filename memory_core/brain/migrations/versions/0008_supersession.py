@@ -23,6 +23,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return  # a PostgreSQL brain starts from 0012's schema
     with op.batch_alter_table("memory_traces", recreate="never") as batch:
         batch.add_column(sa.Column("slot", sa.Text, nullable=True))
         batch.add_column(sa.Column("valid_until", sa.Float, nullable=True))
@@ -32,6 +34,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
     op.drop_index("ix_traces_superseded_by", "memory_traces")
     op.drop_index("ix_traces_slot", "memory_traces")
     with op.batch_alter_table("memory_traces", recreate="never") as batch:

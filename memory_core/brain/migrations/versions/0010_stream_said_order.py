@@ -20,8 +20,12 @@ depends_on = None
 
 
 def upgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return  # a PostgreSQL brain starts from 0012's schema
     op.create_index("ix_traces_stream_said", "memory_traces", ["stream", "occurred_at", "seq"])
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
     op.drop_index("ix_traces_stream_said", table_name="memory_traces")
