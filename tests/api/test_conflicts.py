@@ -37,9 +37,9 @@ YORK = "Our flat in York has a tiny garden and a view of the Minster."
 
 
 @pytest.fixture
-def api_settings(tmp_path: Path) -> mc.Settings:
+def api_settings(tmp_path: Path, brain_url: str) -> mc.Settings:
     return mc.load_settings(
-        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        brain_url=brain_url,
         data_dir=tmp_path / "data",
         embedder="none",
     )

@@ -24,10 +24,8 @@ from tests.api.conftest import post_turn
 
 
 @pytest.fixture
-def api_settings(tmp_path: Path) -> mc.Settings:
-    return mc.load_settings(
-        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}", data_dir=tmp_path / "data"
-    )
+def api_settings(tmp_path: Path, brain_url: str) -> mc.Settings:
+    return mc.load_settings(brain_url=brain_url, data_dir=tmp_path / "data")
 
 
 DAY = 86_400.0

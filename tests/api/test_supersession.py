@@ -21,12 +21,12 @@ from tests.api.conftest import post_turn
 
 
 @pytest.fixture(params=["minilm", "none"])
-def api_settings(tmp_path: Path, request: pytest.FixtureRequest) -> mc.Settings:
+def api_settings(tmp_path: Path, brain_url: str, request: pytest.FixtureRequest) -> mc.Settings:
     """What a user gets by default (the MiniLM embedder: statements are chained once
     embedded, when their meaning confirms it), and without an embedder (chained as
     they are written, on word cues); offline extraction both times."""
     return mc.load_settings(
-        brain_url=f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        brain_url=brain_url,
         data_dir=tmp_path / "data",
         embedder=request.param,
     )

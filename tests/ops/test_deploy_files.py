@@ -185,3 +185,22 @@ def test_the_systemd_settings_file_names_only_real_settings(
 
 def test_ops_holds_no_python() -> None:
     assert list(OPS.rglob("*.py")) == []
+
+
+def test_the_postgresql_overlay_puts_every_reverie_service_on_the_postgres_service() -> None:
+    from sqlalchemy import make_url
+
+    overlay = yaml.safe_load((OPS / "compose.postgresql.yaml").read_text(encoding="utf-8"))
+    postgres = overlay["services"]["postgres"]
+    assert postgres["image"].startswith("postgres:")
+    assert "pg_isready" in postgres["healthcheck"]["test"]
+    for service in REVERIE_SERVICES:
+        spec = overlay["services"][service]
+        assert spec["depends_on"]["postgres"]["condition"] == "service_healthy"
+        url = make_url(
+            spec["environment"]["REVERIE_BRAIN_URL"].replace("${POSTGRES_PASSWORD:-reverie}", "x")
+        )
+        assert (url.get_backend_name(), url.get_driver_name()) == ("postgresql", "psycopg")
+        assert (url.host, url.database) == ("postgres", postgres["environment"]["POSTGRES_DB"])
+        assert_known_settings(list(spec["environment"]), service)
+    assert "postgres" in overlay["volumes"]

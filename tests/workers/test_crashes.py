@@ -1,8 +1,9 @@
 """Nothing lost: worker processes killed with -9, Redis flushed mid-run.
 
 Real worker processes (the dramatiq CLI, as memctl worker starts it) on a real Redis,
-real SQLite brain file.  After each disaster every turn is ingested exactly
-once: one episode per turn, no duplicate fact, every inbox row done.
+a real brain (a SQLite file, and a PostgreSQL database).  After each disaster every
+turn is ingested exactly once: one episode per turn, no duplicate fact, every inbox
+row done.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis
@@ -36,10 +36,10 @@ USERS = [
 
 
 @pytest.fixture
-def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
+def env(brain_url: str, redis_url: str) -> dict[str, str]:
     return {
         **{k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")},
-        "REVERIE_BRAIN_URL": f"sqlite:///{tmp_path / 'brain.sqlite'}",
+        "REVERIE_BRAIN_URL": brain_url,
         "REVERIE_REDIS_URL": redis_url,
         "REVERIE_EMBEDDER": "stub",
         "REVERIE_REDIS_HEARTBEAT_TIMEOUT_MS": "2000",
@@ -151,7 +151,7 @@ def assert_exactly_once(brain: mc.Brain, n: int) -> None:
         assert (
             q(
                 "SELECT count(*) FROM (SELECT content_hash, scope, scope_id FROM memory_traces "
-                "WHERE tags LIKE '%auto_ingest%' GROUP BY 1, 2, 3 HAVING count(*) > 1)"
+                "WHERE tags LIKE '%auto_ingest%' GROUP BY 1, 2, 3 HAVING count(*) > 1) AS copies"
             )
             == 0
         )
