@@ -41,18 +41,12 @@ def content_words(text: str) -> list[str]:
 
 
 _stemmer = snowballstemmer.stemmer("porter")
-_english = snowballstemmer.stemmer("english")
 
 
 @lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """The Porter stem, as FTS5's porter tokenizer would index the word."""
     return str(_stemmer.stemWord(word))
-
-
-def english_stem(word: str) -> str:
-    """The Snowball English stem, as PostgreSQL's ``english`` text search stores the word."""
-    return str(_english.stemWord(word))
 
 
 def content_hash(content: str) -> str:

@@ -311,14 +311,14 @@ TRIGGERS = {
 }
 
 # On PostgreSQL, the full-text index is a table of its own (migration 0012): these
-# triggers run FTS5's commands written to it and keep its vocabulary.
+# triggers run FTS5's commands written to it and keep its postings.
 PG_INDEX_TRIGGERS = {
     "memory_traces_fts_command": (
         "BEFORE INSERT ON memory_traces_fts, naming a command (delete, rebuild, optimize, "
         "integrity-check): run it instead of adding a row"
     ),
-    "memory_traces_vocab_follows": (
-        "AFTER INSERT, UPDATE, DELETE ON memory_traces_fts: count each term's documents "
-        "and tokens, and the index's, in memory_traces_vocab"
+    "memory_traces_postings_follow": (
+        "AFTER INSERT, UPDATE, DELETE ON memory_traces_fts: each lexeme of the row, with "
+        "its frequencies and the row's length, in memory_traces_postings"
     ),
 }

@@ -33,7 +33,7 @@ from memory_core.brain.schema import FTS_TABLE, VOCAB_TABLE
 from memory_core.retrieval import lexical_pg
 from memory_core.retrieval.ranking import FACT_COLUMNS, Facts
 from memory_core.settings import Settings
-from memory_core.textutil import content_words, english_stem, stem
+from memory_core.textutil import content_words, stem
 
 # Operators and syntax that mark a query as deliberate FTS5, not plain words.
 FTS_SYNTAX = re.compile(r'\b(AND|OR|NOT|NEAR)\b|["*()^:+{}]')
@@ -107,19 +107,43 @@ def _rank_pg(
     """:func:`rank` on a PostgreSQL brain (:mod:`memory_core.retrieval.lexical_pg`)."""
     own = settings.search_context_weight <= 0
     weight = settings.search_context_weight
+    counts = counts or TermCounts()
+    total = conn.execute(text("SELECT coalesce(max(seq), 0) FROM memory_traces")).scalar_one()
 
-    def found(tsq: str, words: str) -> list[tuple[Facts, float]]:
-        rows = lexical_pg.run(conn, tsq, words, where, params, depth, weight, FACT_COLUMNS)
+    def found(
+        tsq: str, words: str, *, any_word: bool = False, required: frozenset[str] = frozenset()
+    ) -> list[tuple[Facts, float]]:
+        terms = list(dict.fromkeys(w.lower() for w in words.split()))
+        docs, avgdl = counts.index_size(conn, total)
+        df = counts.df(conn, total, terms)
+        idfs = {t: lexical_pg.idf(df[t], docs) for t in terms}
+        seed = min((t for t in terms if t in required), key=lambda t: df[t], default=None)
+        rows = lexical_pg.run(
+            conn,
+            tsq,
+            idfs,
+            avgdl,
+            where,
+            params,
+            depth,
+            weight,
+            FACT_COLUMNS,
+            any_word=any_word,
+            seed=seed,
+        )
         return [(Facts.from_row(r[:-1]), float(r[-1])) for r in rows]
 
     mode, match = "fts", query
     parsed = lexical_pg.tsquery(query, only_own_words=own)
-    hits = found(*parsed) if parsed is not None else None
+    hits = None
+    if parsed is not None:
+        plain = lexical_pg.any_word(query)
+        hits = found(parsed.tsquery, parsed.words, any_word=plain, required=parsed.required)
     if hits is None or (not hits and not FTS_SYNTAX.search(query) and len(query.split()) > 1):
         mode = "natural"
         match = natural_query(conn, query, settings, counts)
         words = _NATURAL_WORD.findall(match)
-        hits = found(*lexical_pg.any_of(words, only_own_words=own)) if words else []
+        hits = found(*lexical_pg.any_of(words, only_own_words=own), any_word=True) if words else []
     return LexicalRanking(
         [(f.seq, score) for f, score in hits], mode, match, {f.seq: f for f, _ in hits}
     )
@@ -191,30 +215,49 @@ def _rank_active(cursor: Any, match: str, depth: int, bm25: str) -> list[tuple[F
 class TermCounts:
     """Document frequencies of stems in one brain (its :meth:`~memory_core.brain.db.Brain.state`).
 
-    Reading a frequency from fts5vocab walks the term's whole posting list --
-    longest for exactly the common words the lookup is meant to drop -- so the
-    numbers are kept and dropped when the brain has grown by a tenth.
+    Reading a frequency walks the term's whole posting list (FTS5's vocabulary
+    table; PostgreSQL's GIN index) -- longest for exactly the common words the
+    lookup is meant to drop -- so the numbers are kept and dropped when the brain
+    has grown by a tenth.  On PostgreSQL the index's size and mean document
+    length, which BM25 needs and FTS5 keeps itself, are kept the same way.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._basis = 0
         self._counts: dict[str, int] = {}
+        self._size: tuple[int, float] | None = None
+
+    def _current(self, total: int) -> None:
+        """Forget what was counted when the brain has grown by a tenth (or shrunk)."""
+        if total > self._basis * 1.1 or total < self._basis:
+            self._basis, self._counts, self._size = total, {}, None
 
     def df(self, conn: Connection, total: int, stems: Sequence[str]) -> dict[str, int]:
         """How many traces hold each stem, ``total`` being the brain's size now."""
         with self._lock:
-            if total > self._basis * 1.1 or total < self._basis:
-                self._basis, self._counts = total, {}
+            self._current(total)
             counts = self._counts
-            missing = [s for s in stems if s not in counts]
-        vocab = text(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = :term")
-        # PostgreSQL's index stems with Snowball's English stemmer, FTS5 with Porter's.
-        key = english_stem if conn.dialect.name == "postgresql" else (lambda s: s)
-        found = {s: int(conn.execute(vocab, {"term": key(s)}).scalar() or 0) for s in missing}
+            missing = [s for s in dict.fromkeys(stems) if s not in counts]
+        if conn.dialect.name == "postgresql":
+            found = lexical_pg.document_frequencies(conn, missing)
+        else:
+            vocab = text(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = :term")
+            found = {s: int(conn.execute(vocab, {"term": s}).scalar() or 0) for s in missing}
         with self._lock:
             counts.update(found)
             return {s: counts.get(s, found.get(s, 0)) for s in stems}
+
+    def index_size(self, conn: Connection, total: int) -> tuple[int, float]:
+        """Documents in a PostgreSQL brain's index and their mean length in tokens."""
+        with self._lock:
+            self._current(total)
+            size = self._size
+        if size is None:
+            size = lexical_pg.index_size(conn)
+            with self._lock:
+                self._size = size
+        return size
 
 
 def natural_query(

@@ -10,21 +10,28 @@ caller falls back to plain words as on SQLite.
 Matches are ranked by Okapi BM25 exactly as FTS5's ``bm25()`` computes it --
 k1 1.2, b 0.75, idf ``ln((N - n + 0.5) / (n + 0.5))`` floored at 1e-6, term
 frequencies weighted by column (the context's ``search_context_weight``),
-document length in tokens -- with N, n and the mean length read from the
-vocabulary table a trigger keeps (``memory_traces_vocab``).  PostgreSQL's own
-``ts_rank`` knows no document frequencies: a word in every trace would count as
-much as a rare name.
+document length in tokens.  PostgreSQL's own ``ts_rank`` knows no document
+frequencies: a word in every trace would count as much as a rare name.  The
+document frequencies are counted from the GIN index (:func:`document_frequencies`)
+and kept, with the index's size and mean length, by the brain's
+:class:`~memory_core.retrieval.lexical.TermCounts` until the brain grows by a
+tenth -- as FTS5's are read from its index on SQLite; nothing is written for
+them, so a write costs the row and its index entries alone.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from memory_core.brain.db import raw_cursor
 
 K1 = 1.2
 B = 0.75
+# Extra ranks fetched when ranking before filtering, to cover deleted traces.
+OVERFETCH = 10
 _TOKEN = re.compile(r'"[^"]*"?|\(|\)|[^\s()"]+')
 _WORD = re.compile(r"\w+")
 _OPERATORS = {"AND", "OR", "NOT"}
@@ -32,6 +39,9 @@ _OPERATORS = {"AND", "OR", "NOT"}
 
 class _Unparsable(ValueError):
     pass
+
+
+Node = tuple[str, frozenset[str]]  # a tsquery text, and the words every match holds
 
 
 class _Parser:
@@ -43,6 +53,10 @@ class _Parser:
     not     := atom ("NOT" atom)*
     atom    := "(" or ")" | "NEAR(" item+ ["," N] ")" | phrase | word["*"]
                (a column filter "col:" is dropped; NEAR is read as AND)
+
+    Each part also says which words every row it matches must hold (all of an
+    AND's, those common to an OR's branches, a NOT's left side): the rarest of
+    them is where the matches are looked for.
     """
 
     def __init__(self, query: str, weight: str) -> None:
@@ -51,7 +65,7 @@ class _Parser:
         self.weight = weight
         self.words: list[str] = []
 
-    def parse(self) -> str:
+    def parse(self) -> Node:
         if not self.tokens:
             raise _Unparsable("empty")
         found = self._or()
@@ -62,29 +76,33 @@ class _Parser:
     def _peek(self) -> str | None:
         return self.tokens[self.at] if self.at < len(self.tokens) else None
 
-    def _or(self) -> str:
+    def _or(self) -> Node:
         parts = [self._and()]
         while self._peek() == "OR":
             self.at += 1
             parts.append(self._and())
-        return parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
+        if len(parts) == 1:
+            return parts[0]
+        return "(" + " | ".join(p for p, _ in parts) + ")", frozenset.intersection(
+            *(r for _, r in parts)
+        )
 
-    def _and(self) -> str:
+    def _and(self) -> Node:
         parts = [self._not()]
         while (nxt := self._peek()) is not None and nxt not in {"OR", ")", "NOT"}:
             if nxt == "AND":
                 self.at += 1
             parts.append(self._not())
-        return parts[0] if len(parts) == 1 else "(" + " & ".join(parts) + ")"
+        return _all(parts)
 
-    def _not(self) -> str:
-        found = self._atom()
+    def _not(self) -> Node:
+        found, required = self._atom()
         while self._peek() == "NOT":
             self.at += 1
-            found = f"({found} & !{self._atom()})"
-        return found
+            found = f"({found} & !{self._atom()[0]})"
+        return found, required
 
-    def _atom(self) -> str:
+    def _atom(self) -> Node:
         token = self._peek()
         if token is None or token in _OPERATORS or token == ")":
             raise _Unparsable(f"expected a word, got {token!r}")
@@ -103,7 +121,7 @@ class _Parser:
             words = _WORD.findall(token[1:-1])
             if not words:
                 raise _Unparsable("empty phrase")
-            return "(" + " <-> ".join(self._word(w) for w in words) + ")"
+            return self._phrase(words)
         if ":" in token:  # a column filter, "content:word": the whole index is searched
             token = token.split(":", 1)[1] or self._take_word()
         prefix = token.endswith("*")
@@ -111,18 +129,20 @@ class _Parser:
         if not words:
             raise _Unparsable(f"no word in {token!r}")
         if prefix:
-            return (
-                "("
-                + " <-> ".join(self._word(w) for w in words[:-1])
-                + (" <-> " if len(words) > 1 else "")
-                + f"'{words[-1]}':*{self.weight})"
-            )
-        return "(" + " <-> ".join(self._word(w) for w in words) + ")"
+            whole, required = self._phrase(words[:-1]) if len(words) > 1 else ("", frozenset())
+            last = f"'{words[-1]}':*{self.weight}"
+            return (f"({whole[1:-1]} <-> {last})" if whole else f"({last})"), required
+        return self._phrase(words)
 
-    def _near(self) -> str:
+    def _phrase(self, words: list[str]) -> Node:
+        return "(" + " <-> ".join(self._word(w) for w in words) + ")", frozenset(
+            w.lower() for w in words
+        )
+
+    def _near(self) -> Node:
         """``NEAR(a b "c d", N)``: every item, as AND (the distance is checked, not kept)."""
         self.at += 1
-        items: list[str] = []
+        items: list[Node] = []
         while (token := self._peek()) not in (None, ")"):
             self.at += 1
             distance = None
@@ -143,11 +163,11 @@ class _Parser:
             words = _WORD.findall(token)
             if not words:
                 raise _Unparsable(f"no word in {token!r}")
-            items.extend(self._word(w) for w in words)
+            items.extend(self._phrase([w]) for w in words)
         if self._peek() != ")" or not items:
             raise _Unparsable("unbalanced NEAR")
         self.at += 1
-        return "(" + " & ".join(items) + ")"
+        return _all(items)
 
     def _take_word(self) -> str:
         token = self._peek()
@@ -161,16 +181,32 @@ class _Parser:
         return f"'{word}'" + (f":{self.weight}" if self.weight else "")
 
 
-def tsquery(query: str, *, only_own_words: bool) -> tuple[str, str] | None:
-    """``query`` (FTS5 syntax) as a tsquery text and the words it names, or None.
+def _all(parts: list[Node]) -> Node:
+    if len(parts) == 1:
+        return parts[0]
+    return "(" + " & ".join(p for p, _ in parts) + ")", frozenset().union(*(r for _, r in parts))
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """An FTS5-syntax query as PostgreSQL takes it."""
+
+    tsquery: str
+    words: str  # every word it names, space-separated
+    required: frozenset[str]  # lower-cased words every match holds
+
+
+def tsquery(query: str, *, only_own_words: bool) -> Parsed | None:
+    """``query`` (FTS5 syntax) as a tsquery, or None when it is not FTS5 syntax.
 
     ``only_own_words``: match in the content and tags alone, not the context.
     """
     parser = _Parser(query, "A" if only_own_words else "")
     try:
-        return parser.parse(), " ".join(parser.words)
+        text, required = parser.parse()
     except _Unparsable:
         return None
+    return Parsed(text, " ".join(parser.words), required)
 
 
 def any_of(words: list[str], *, only_own_words: bool) -> tuple[str, str]:
@@ -180,59 +216,175 @@ def any_of(words: list[str], *, only_own_words: bool) -> tuple[str, str]:
     return " | ".join(f"'{w}'{weight}" for w in plain), " ".join(plain)
 
 
-# BM25 over the matches of one tsquery.  The vocabulary's empty term holds the
-# index's document count and total tokens.
-_RANK_SQL = """
-WITH q AS (
-    SELECT to_tsquery('reverie', :tsq) AS tsq,
-           tsvector_to_array(to_tsvector('reverie', :words)) AS lexemes
-), n AS (
-    SELECT greatest(doc, 1)::float8 AS docs, greatest(cnt, 1)::float8 / greatest(doc, 1) AS avgdl
-    FROM memory_traces_vocab WHERE term = ''
-), idf AS (
-    SELECT v.term, greatest(ln((n.docs - v.doc + 0.5) / (v.doc + 0.5)), 1e-6) AS idf
-    FROM memory_traces_vocab v, q, n WHERE v.term = ANY(q.lexemes) AND v.term <> ''
-), ranked AS (
-    SELECT f.rowid AS seq, coalesce(sum(idf.idf * m.tf * (:k1 + 1)
-        / (m.tf + :k1 * (1 - :b + :b * f.doclen / n.avgdl))), 0) AS score
-    FROM q, n, memory_traces_fts f
-    JOIN memory_traces t ON t.seq = f.rowid
-    LEFT JOIN LATERAL (
-        SELECT u.lexeme, (SELECT sum(CASE WHEN w = 'B' THEN CAST(:cw AS float8) ELSE 1.0 END)
-                          FROM unnest(u.weights) AS w) AS tf
-        FROM unnest(f.doc) AS u WHERE u.lexeme = ANY(q.lexemes)
-    ) AS m ON true
-    LEFT JOIN idf ON idf.term = m.lexeme
-    WHERE f.doc @@ q.tsq AND {where}
-    GROUP BY f.rowid
-    ORDER BY score DESC, f.rowid DESC
-    LIMIT :limit
+# BM25 from the postings of the query's lexemes: each row's score is the sum, over
+# its postings, of the lexeme's idf times the saturated frequency (a position in the
+# previous turn counting search_context_weight).
+_SATURATED = (
+    "q.idf * p.tf * (:k1 + 1) / (p.tf + :k1 * (1 - :b + :b * p.doclen / CAST(:avgdl AS float8)))"
 )
-SELECT {columns}, ranked.score FROM ranked JOIN memory_traces t ON t.seq = ranked.seq
-ORDER BY ranked.score DESC, ranked.seq DESC
+_WEIGHTS = "unnest(CAST(:lexemes AS text[]), CAST(:idfs AS float8[])) AS q(lexeme, idf)"
+_TF = "n_own + CAST(:cw AS float8) * n_context AS tf"
+# Any of the words: the rows holding any of the lexemes, read in the B-tree by lexeme.
+# {own} keeps out rows that hold a word only in their context when its weight is 0.
+_ANY_WORD = f"""
+SELECT p.seq, sum({_SATURATED}) AS score
+FROM (
+    SELECT lexeme, seq, doclen, {_TF} FROM memory_traces_postings
+    WHERE lexeme = ANY(CAST(:lexemes AS text[])) {{own}}
+) AS p JOIN {_WEIGHTS} ON q.lexeme = p.lexeme
+GROUP BY p.seq
 """
+# What an FTS5-syntax query matches, each matched row's postings read by row (0 where
+# only a prefix matched).  The rows are looked for among those holding the rarest word
+# every match must hold ({among}: its postings), else in the GIN index.
+_MATCHES = f"""
+SELECT m.rowid AS seq, coalesce(sum({_SATURATED}), 0) AS score
+FROM (
+    SELECT f.rowid FROM memory_traces_fts f
+    WHERE {{among}} f.doc @@ to_tsquery('reverie', :tsq)
+) AS m
+LEFT JOIN LATERAL (
+    SELECT lexeme, doclen, {_TF} FROM memory_traces_postings
+    WHERE seq = m.rowid AND lexeme = ANY(CAST(:lexemes AS text[]))
+) AS p ON true
+LEFT JOIN {_WEIGHTS} ON q.lexeme = p.lexeme
+GROUP BY m.rowid
+"""
+_LEXEMES = (
+    "SELECT x.word, tsvector_to_array(to_tsvector('reverie', x.word)) "
+    "FROM unnest(CAST(:words AS text[])) AS x(word)"
+)
+_PLAIN_WORD = re.compile(r"\w+")
+
+
+def any_word(query: str) -> bool:
+    """Whether an FTS5-syntax query is only words, one or several OR-ed: its matches
+    are then the postings of its words alone."""
+    tokens = _TOKEN.findall(query)
+    return (
+        bool(tokens)
+        and all(
+            t == "OR" if i % 2 else bool(_PLAIN_WORD.fullmatch(t)) and t not in _OPERATORS
+            for i, t in enumerate(tokens)
+        )
+        and len(tokens) % 2 == 1
+    )
+
+
+_AMONG_SEED = (
+    "f.rowid IN (SELECT seq FROM memory_traces_postings "
+    "WHERE lexeme = ANY(CAST(:seed AS text[]))) AND"
+)
+
+
+def scored_sql(*, any_word: bool, own_words_only: bool, seeded: bool = False) -> str:
+    """The (seq, score) rows of a query: any of its words (from the postings alone),
+    or what its FTS5-syntax tsquery matches (``seeded``: among the rows holding one
+    word all matches hold)."""
+    if any_word:
+        return _ANY_WORD.format(own="AND n_own > 0" if own_words_only else "")
+    return _MATCHES.format(among=_AMONG_SEED if seeded else "")
+
+
+def idf(df: int, docs: int) -> float:
+    """FTS5's inverse document frequency (floored at 1e-6, as bm25() does)."""
+    return max(math.log((docs - df + 0.5) / (df + 0.5)), 1e-6)
+
+
+def index_size(conn: Any) -> tuple[int, float]:
+    """Documents in the index and their mean length in tokens."""
+    with raw_cursor(conn) as cursor:
+        docs, mean = cursor.execute(
+            "SELECT count(*), coalesce(avg(doclen), 0) FROM memory_traces_fts"
+        ).fetchone()
+    return int(docs), float(mean)
+
+
+def document_frequencies(conn: Any, terms: list[str]) -> dict[str, int]:
+    """How many indexed traces hold each of ``terms`` (words, stemmed as the index
+    stems them): their postings, counted in the B-tree."""
+    if not terms:
+        return {}
+    with raw_cursor(conn) as cursor:
+        rows = cursor.execute(
+            "SELECT x.term, (SELECT count(*) FROM memory_traces_postings p WHERE p.lexeme = "
+            "ANY(tsvector_to_array(to_tsvector('reverie', x.term)))) "
+            "FROM unnest(CAST(:terms AS text[])) AS x(term)",
+            {"terms": terms},
+        ).fetchall()
+    return {str(t): int(n) for t, n in rows}
 
 
 def run(
     conn: Any,
     tsq: str,
-    words: str,
+    idfs: dict[str, float],
+    avgdl: float,
     where: str | None,
     params: dict[str, Any],
     depth: int,
     context_weight: float,
     columns: str,
+    *,
+    any_word: bool,
+    seed: str | None = None,
 ) -> list[Any]:
-    """The ``depth`` best rows (``columns`` of ``t`` then the score) matching ``tsq``."""
-    sql = _RANK_SQL.format(where=where or "t.deleted = 0", columns=columns)
-    values = {
-        **params,
-        "tsq": tsq,
-        "words": words,
-        "k1": K1,
-        "b": B,
-        "cw": float(context_weight),
-        "limit": depth,
-    }
+    """The ``depth`` best rows (``columns`` of ``t`` then the score) the query matches:
+    any of the words ``idfs`` weighs (``any_word``), or the tsquery ``tsq`` (``seed``:
+    a word every match holds, looked for first).  ``where`` None: active traces."""
     with raw_cursor(conn) as cursor:
-        return list(cursor.execute(sql, values).fetchall())
+        weight: dict[str, float] = {}
+        seed_lexemes: list[str] = []
+        for word, lexemes in cursor.execute(_LEXEMES, {"words": list(idfs)}).fetchall():
+            for lexeme in lexemes:
+                weight[lexeme] = max(weight.get(lexeme, 0.0), idfs[word])
+            if word == seed:
+                seed_lexemes = list(lexemes)
+        if any_word and not weight:
+            return []
+        values = {
+            **params,
+            "tsq": tsq,
+            "lexemes": list(weight),
+            "idfs": list(weight.values()),
+            "avgdl": max(avgdl, 1.0),
+            "k1": K1,
+            "b": B,
+            "cw": float(context_weight),
+            "seed": seed_lexemes,
+        }
+        scored = scored_sql(
+            any_word=any_word, own_words_only=context_weight <= 0, seeded=bool(seed_lexemes)
+        )
+        if where is not None:
+            sql = (
+                f"SELECT {columns}, r.score FROM ({scored}) AS r "
+                f"JOIN memory_traces t ON t.seq = r.seq WHERE {where} "
+                "ORDER BY r.score DESC, r.seq DESC LIMIT :limit"
+            )
+            return list(cursor.execute(sql, {**values, "limit": depth}).fetchall())
+        return _rank_active(cursor, scored, values, depth, columns)
+
+
+def _rank_active(
+    cursor: Any, scored: str, values: dict[str, Any], depth: int, columns: str
+) -> list[Any]:
+    """Rank in the index alone, then read the best rows, widening until ``depth``
+    active ones are found or the matches run out (soft-deleted traces stay indexed)."""
+    ranked_sql = f"SELECT r.seq, r.score FROM ({scored}) AS r ORDER BY 2 DESC, 1 DESC LIMIT :limit"
+    want = depth + OVERFETCH
+    while True:
+        ranked = cursor.execute(ranked_sql, {**values, "limit": want}).fetchall()
+        if not ranked:
+            return []
+        marks = ", ".join(str(int(seq)) for seq, _ in ranked)
+        active = {
+            int(r[0]): r
+            for r in cursor.execute(
+                f"SELECT {columns} FROM memory_traces t WHERE t.seq IN ({marks}) AND t.deleted = 0"
+            ).fetchall()
+        }
+        if len(active) >= depth or len(ranked) < want:
+            kept = [(*active[seq], score) for seq, score in ranked if seq in active]
+            return kept[:depth]
+        want *= 4

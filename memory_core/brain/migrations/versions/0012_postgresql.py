@@ -14,9 +14,9 @@ is built here:
   in tokens, and a GIN index.  FTS5's commands keep their shape: an insert
   naming the command column (``'delete'``, ``'rebuild'``, ``'optimize'``,
   ``'integrity-check'``) runs the command instead of adding a row;
-* ``memory_traces_vocab``, FTS5vocab's row table (term, doc, cnt), kept by a
-  trigger, with the index's document count and total tokens under the empty
-  term: BM25's document frequencies and mean length;
+* ``memory_traces_postings``, the index's postings (lexeme, row, frequency in
+  the row's words and in its context, row length) under a B-tree on the lexeme,
+  kept by a trigger: BM25's term frequencies and document frequencies;
 * the triggers of :data:`memory_core.brain.schema.TRIGGERS`, in PL/pgSQL;
 * SQLite's ``json_each`` (over JSON text), ``json_extract`` and ``json_type``
   (``$.key`` paths), ``json_valid`` and ``instr``, so a statement reads the same on both backends.
@@ -355,13 +355,40 @@ FTS = [
     )
     """,
     "CREATE INDEX ix_fts_doc ON memory_traces_fts USING gin (doc)",
+    # The index's postings: each lexeme of each row, with how often it stands in the
+    # row's own words (weight A) and in the previous turn (B), and the row's length.
+    # BM25 sums them (a B-tree read in lexeme order, never the rows themselves).
     """
-    CREATE TABLE memory_traces_vocab (
-        term TEXT PRIMARY KEY,
-        doc BIGINT NOT NULL,
-        cnt BIGINT NOT NULL
+    CREATE TABLE memory_traces_postings (
+        lexeme TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        n_own SMALLINT NOT NULL,
+        n_context SMALLINT NOT NULL,
+        doclen INTEGER NOT NULL
     )
     """,
+    "CREATE INDEX ix_postings_lexeme ON memory_traces_postings (lexeme) "
+    "INCLUDE (seq, n_own, n_context, doclen)",
+    "CREATE INDEX ix_postings_seq ON memory_traces_postings (seq, lexeme) "
+    "INCLUDE (n_own, n_context, doclen)",
+    """
+    CREATE FUNCTION memory_traces_postings_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP IN ('DELETE', 'UPDATE') THEN
+            DELETE FROM memory_traces_postings WHERE seq = OLD.rowid;
+        END IF;
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+            INSERT INTO memory_traces_postings (lexeme, seq, n_own, n_context, doclen)
+                SELECT u.lexeme, NEW.rowid,
+                    cardinality(u.weights) - cardinality(array_positions(u.weights, 'B')),
+                    cardinality(array_positions(u.weights, 'B')), NEW.doclen
+                FROM unnest(NEW.doc) AS u;
+        END IF;
+        RETURN NULL;
+    END $$
+    """,
+    "CREATE TRIGGER memory_traces_postings_follow AFTER INSERT OR DELETE OR UPDATE "
+    "ON memory_traces_fts FOR EACH ROW EXECUTE FUNCTION memory_traces_postings_follow()",
     # FTS5's commands, written as inserts naming the command column.
     """
     CREATE FUNCTION memory_traces_fts_command() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -391,29 +418,6 @@ FTS = [
     """,
     "CREATE TRIGGER memory_traces_fts_command BEFORE INSERT ON memory_traces_fts "
     "FOR EACH ROW EXECUTE FUNCTION memory_traces_fts_command()",
-    # The vocabulary follows the index, row by row.
-    """
-    CREATE FUNCTION memory_traces_vocab_follows() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        IF TG_OP IN ('DELETE', 'UPDATE') THEN
-            UPDATE memory_traces_vocab AS v
-                SET doc = v.doc - 1, cnt = v.cnt - coalesce(array_length(u.positions, 1), 1)
-                FROM unnest(OLD.doc) AS u WHERE v.term = u.lexeme;
-            UPDATE memory_traces_vocab SET doc = doc - 1, cnt = cnt - OLD.doclen
-                WHERE term = '';
-        END IF;
-        IF TG_OP IN ('INSERT', 'UPDATE') THEN
-            INSERT INTO memory_traces_vocab AS v (term, doc, cnt)
-                SELECT lexeme, 1, coalesce(array_length(positions, 1), 1) FROM unnest(NEW.doc)
-                ON CONFLICT (term) DO UPDATE SET doc = v.doc + 1, cnt = v.cnt + excluded.cnt;
-            INSERT INTO memory_traces_vocab AS v (term, doc, cnt) VALUES ('', 1, NEW.doclen)
-                ON CONFLICT (term) DO UPDATE SET doc = v.doc + 1, cnt = v.cnt + excluded.cnt;
-        END IF;
-        RETURN NULL;
-    END $$
-    """,
-    "CREATE TRIGGER memory_traces_vocab_follows AFTER INSERT OR DELETE OR UPDATE "
-    "ON memory_traces_fts FOR EACH ROW EXECUTE FUNCTION memory_traces_vocab_follows()",
 ]
 
 TRIGGERS = [
