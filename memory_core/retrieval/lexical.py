@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,20 +109,21 @@ def _rank_pg(
     own = settings.search_context_weight <= 0
     weight = settings.search_context_weight
     counts = counts or TermCounts()
-    total = conn.execute(text("SELECT coalesce(max(seq), 0) FROM memory_traces")).scalar_one()
+    total = brain_size(conn)
 
     def found(
         tsq: str, words: str, *, any_word: bool = False, required: frozenset[str] = frozenset()
     ) -> list[tuple[Facts, float]]:
         terms = list(dict.fromkeys(w.lower() for w in words.split()))
         docs, avgdl = counts.index_size(conn, total)
-        df = counts.df(conn, total, terms)
+        df, lexemes_of = counts.terms(conn, total, terms)
         idfs = {t: lexical_pg.idf(df[t], docs) for t in terms}
         seed = min((t for t in terms if t in required), key=lambda t: df[t], default=None)
         rows = lexical_pg.run(
             conn,
             tsq,
             idfs,
+            lexemes_of,
             avgdl,
             where,
             params,
@@ -212,6 +214,20 @@ def _rank_active(cursor: Any, match: str, depth: int, bm25: str) -> list[tuple[F
         want *= 4
 
 
+_SIZES: weakref.WeakKeyDictionary[Connection, int] = weakref.WeakKeyDictionary()
+
+
+def brain_size(conn: Connection) -> int:
+    """The brain's highest trace number (its size, deleted traces counted), read once
+    per connection block: one search asks it several times."""
+    size = _SIZES.get(conn)
+    if size is None:
+        size = _SIZES[conn] = int(
+            conn.execute(text("SELECT coalesce(max(seq), 0) FROM memory_traces")).scalar_one()
+        )
+    return size
+
+
 class TermCounts:
     """Document frequencies of stems in one brain (its :meth:`~memory_core.brain.db.Brain.state`).
 
@@ -226,27 +242,41 @@ class TermCounts:
         self._lock = threading.Lock()
         self._basis = 0
         self._counts: dict[str, int] = {}
+        self._lexemes: dict[str, list[str]] = {}  # on PostgreSQL: how its index stems a term
         self._size: tuple[int, float] | None = None
 
     def _current(self, total: int) -> None:
         """Forget what was counted when the brain has grown by a tenth (or shrunk)."""
         if total > self._basis * 1.1 or total < self._basis:
-            self._basis, self._counts, self._size = total, {}, None
+            self._basis, self._counts, self._lexemes, self._size = total, {}, {}, None
 
     def df(self, conn: Connection, total: int, stems: Sequence[str]) -> dict[str, int]:
         """How many traces hold each stem, ``total`` being the brain's size now."""
+        return self.terms(conn, total, stems)[0]
+
+    def terms(
+        self, conn: Connection, total: int, stems: Sequence[str]
+    ) -> tuple[dict[str, int], dict[str, list[str]]]:
+        """:meth:`df`, and on PostgreSQL the lexemes its index holds for each term."""
         with self._lock:
             self._current(total)
-            counts = self._counts
+            counts, lexemes = self._counts, self._lexemes
             missing = [s for s in dict.fromkeys(stems) if s not in counts]
         if conn.dialect.name == "postgresql":
-            found = lexical_pg.document_frequencies(conn, missing)
+            read = lexical_pg.document_frequencies(conn, missing)
+            found = {term: n for term, (n, _) in read.items()}
+            stemmed = {term: of for term, (_, of) in read.items()}
         else:
             vocab = text(f"SELECT doc FROM {VOCAB_TABLE} WHERE term = :term")
             found = {s: int(conn.execute(vocab, {"term": s}).scalar() or 0) for s in missing}
-        with self._lock:
+            stemmed = {}
+        with self._lock:  # into the maps read above, even if a reset replaced them since
             counts.update(found)
-            return {s: counts.get(s, found.get(s, 0)) for s in stems}
+            lexemes.update(stemmed)
+            return (
+                {s: counts.get(s, found.get(s, 0)) for s in stems},
+                {s: lexemes.get(s, []) for s in stems},
+            )
 
     def index_size(self, conn: Connection, total: int) -> tuple[int, float]:
         """Documents in a PostgreSQL brain's index and their mean length in tokens."""
@@ -272,7 +302,7 @@ def natural_query(
     terms = content_words(query)
     if not terms:
         return ""
-    total = conn.execute(text("SELECT coalesce(max(seq), 0) FROM memory_traces")).scalar_one()
+    total = brain_size(conn)
     if total >= settings.search_term_share_min_docs and len(terms) > 1:
         limit = settings.search_max_term_share * total
         stems = {w: stem(w) for w in terms}

@@ -21,6 +21,7 @@ them, so a write costs the row and its index entries alone.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -230,7 +231,7 @@ _ANY_WORD = f"""
 SELECT p.seq, sum({_SATURATED}) AS score
 FROM (
     SELECT lexeme, seq, doclen, {_TF} FROM memory_traces_postings
-    WHERE lexeme = ANY(CAST(:lexemes AS text[])) {{own}}
+    WHERE lexeme = ANY(CAST(:lexemes AS text[])) {{own}} {{within}}
 ) AS p JOIN {_WEIGHTS} ON q.lexeme = p.lexeme
 GROUP BY p.seq
 """
@@ -241,7 +242,7 @@ _MATCHES = f"""
 SELECT m.rowid AS seq, coalesce(sum({_SATURATED}), 0) AS score
 FROM (
     SELECT f.rowid FROM memory_traces_fts f
-    WHERE {{among}} f.doc @@ to_tsquery('reverie', :tsq)
+    WHERE {{among}} {{within}} f.doc @@ to_tsquery('reverie', :tsq)
 ) AS m
 LEFT JOIN LATERAL (
     SELECT lexeme, doclen, {_TF} FROM memory_traces_postings
@@ -250,10 +251,6 @@ LEFT JOIN LATERAL (
 LEFT JOIN {_WEIGHTS} ON q.lexeme = p.lexeme
 GROUP BY m.rowid
 """
-_LEXEMES = (
-    "SELECT x.word, tsvector_to_array(to_tsvector('reverie', x.word)) "
-    "FROM unnest(CAST(:words AS text[])) AS x(word)"
-)
 _PLAIN_WORD = re.compile(r"\w+")
 
 
@@ -277,13 +274,18 @@ _AMONG_SEED = (
 )
 
 
-def scored_sql(*, any_word: bool, own_words_only: bool, seeded: bool = False) -> str:
+def scored_sql(
+    *, any_word: bool, own_words_only: bool, seeded: bool = False, where: str | None = None
+) -> str:
     """The (seq, score) rows of a query: any of its words (from the postings alone),
     or what its FTS5-syntax tsquery matches (``seeded``: among the rows holding one
-    word all matches hold)."""
+    word all matches hold); ``where``: only traces ``t`` it holds for, narrowed before
+    anything is scored (a user's scope id among a hundred thousand traces)."""
     if any_word:
-        return _ANY_WORD.format(own="AND n_own > 0" if own_words_only else "")
-    return _MATCHES.format(among=_AMONG_SEED if seeded else "")
+        within = f"AND seq IN (SELECT t.seq FROM memory_traces t WHERE {where})" if where else ""
+        return _ANY_WORD.format(own="AND n_own > 0" if own_words_only else "", within=within)
+    within = f"f.rowid IN (SELECT t.seq FROM memory_traces t WHERE {where}) AND" if where else ""
+    return _MATCHES.format(among=_AMONG_SEED if seeded else "", within=within)
 
 
 def idf(df: int, docs: int) -> float:
@@ -300,25 +302,26 @@ def index_size(conn: Any) -> tuple[int, float]:
     return int(docs), float(mean)
 
 
-def document_frequencies(conn: Any, terms: list[str]) -> dict[str, int]:
+def document_frequencies(conn: Any, terms: list[str]) -> dict[str, tuple[int, list[str]]]:
     """How many indexed traces hold each of ``terms`` (words, stemmed as the index
-    stems them): their postings, counted in the B-tree."""
+    stems them: their postings, counted in the B-tree), and the term's lexemes."""
     if not terms:
         return {}
     with raw_cursor(conn) as cursor:
         rows = cursor.execute(
             "SELECT x.term, (SELECT count(*) FROM memory_traces_postings p WHERE p.lexeme = "
-            "ANY(tsvector_to_array(to_tsvector('reverie', x.term)))) "
-            "FROM unnest(CAST(:terms AS text[])) AS x(term)",
+            "ANY(l.lexemes)), l.lexemes FROM unnest(CAST(:terms AS text[])) AS x(term), "
+            "LATERAL (SELECT tsvector_to_array(to_tsvector('reverie', x.term)) AS lexemes) AS l",
             {"terms": terms},
         ).fetchall()
-    return {str(t): int(n) for t, n in rows}
+    return {str(t): (int(n), list(lexemes)) for t, n, lexemes in rows}
 
 
 def run(
     conn: Any,
     tsq: str,
     idfs: dict[str, float],
+    lexemes_of: dict[str, list[str]],
     avgdl: float,
     where: str | None,
     params: dict[str, Any],
@@ -330,16 +333,15 @@ def run(
     seed: str | None = None,
 ) -> list[Any]:
     """The ``depth`` best rows (``columns`` of ``t`` then the score) the query matches:
-    any of the words ``idfs`` weighs (``any_word``), or the tsquery ``tsq`` (``seed``:
-    a word every match holds, looked for first).  ``where`` None: active traces."""
+    any of the words ``idfs`` weighs (``any_word``; ``lexemes_of`` each word's, as the
+    index stems it), or the tsquery ``tsq`` (``seed``: a word every match holds, looked
+    for first).  ``where`` None: active traces."""
     with raw_cursor(conn) as cursor:
         weight: dict[str, float] = {}
-        seed_lexemes: list[str] = []
-        for word, lexemes in cursor.execute(_LEXEMES, {"words": list(idfs)}).fetchall():
-            for lexeme in lexemes:
-                weight[lexeme] = max(weight.get(lexeme, 0.0), idfs[word])
-            if word == seed:
-                seed_lexemes = list(lexemes)
+        for word, word_idf in idfs.items():
+            for lexeme in lexemes_of.get(word, []):
+                weight[lexeme] = max(weight.get(lexeme, 0.0), word_idf)
+        seed_lexemes = lexemes_of.get(seed, []) if seed is not None else []
         if any_word and not weight:
             return []
         values = {
@@ -353,38 +355,38 @@ def run(
             "cw": float(context_weight),
             "seed": seed_lexemes,
         }
-        scored = scored_sql(
-            any_word=any_word, own_words_only=context_weight <= 0, seeded=bool(seed_lexemes)
+        shape = functools.partial(
+            scored_sql,
+            any_word=any_word,
+            own_words_only=context_weight <= 0,
+            seeded=bool(seed_lexemes),
         )
         if where is not None:
             sql = (
-                f"SELECT {columns}, r.score FROM ({scored}) AS r "
-                f"JOIN memory_traces t ON t.seq = r.seq WHERE {where} "
+                f"SELECT {columns}, r.score FROM ({shape(where=where)}) AS r "
+                "JOIN memory_traces t ON t.seq = r.seq "
                 "ORDER BY r.score DESC, r.seq DESC LIMIT :limit"
             )
             return list(cursor.execute(sql, {**values, "limit": depth}).fetchall())
-        return _rank_active(cursor, scored, values, depth, columns)
+        return _rank_active(cursor, shape(), values, depth, columns)
 
 
 def _rank_active(
     cursor: Any, scored: str, values: dict[str, Any], depth: int, columns: str
 ) -> list[Any]:
-    """Rank in the index alone, then read the best rows, widening until ``depth``
-    active ones are found or the matches run out (soft-deleted traces stay indexed)."""
-    ranked_sql = f"SELECT r.seq, r.score FROM ({scored}) AS r ORDER BY 2 DESC, 1 DESC LIMIT :limit"
+    """Rank in the index alone and read the best rows in the same statement, widening
+    until ``depth`` active ones are found or the matches run out (soft-deleted traces
+    stay indexed)."""
+    ranked_sql = (
+        f"WITH r AS (SELECT r.seq, r.score FROM ({scored}) AS r "
+        "ORDER BY 2 DESC, 1 DESC LIMIT :limit) "
+        f"SELECT {columns}, r.score, t.deleted FROM r JOIN memory_traces t ON t.seq = r.seq "
+        "ORDER BY r.score DESC, r.seq DESC"
+    )
     want = depth + OVERFETCH
     while True:
         ranked = cursor.execute(ranked_sql, {**values, "limit": want}).fetchall()
-        if not ranked:
-            return []
-        marks = ", ".join(str(int(seq)) for seq, _ in ranked)
-        active = {
-            int(r[0]): r
-            for r in cursor.execute(
-                f"SELECT {columns} FROM memory_traces t WHERE t.seq IN ({marks}) AND t.deleted = 0"
-            ).fetchall()
-        }
+        active = [row[:-1] for row in ranked if not row[-1]]
         if len(active) >= depth or len(ranked) < want:
-            kept = [(*active[seq], score) for seq, score in ranked if seq in active]
-            return kept[:depth]
+            return active[:depth]
         want *= 4

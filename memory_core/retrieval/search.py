@@ -240,7 +240,7 @@ def _query_weights(conn: Connection, brain: Brain, query: str) -> dict[str, floa
     stems = relevance.query_stems(query)
     if not stems:
         return {}
-    total = int(conn.execute(text("SELECT coalesce(max(seq), 0) FROM memory_traces")).scalar_one())
+    total = lexical.brain_size(conn)
     df = brain.state(lexical.TermCounts).df(conn, total, stems)
     return relevance.query_weights(stems, df, total)
 
