@@ -251,7 +251,6 @@ LEFT JOIN LATERAL (
 LEFT JOIN {_WEIGHTS} ON q.lexeme = p.lexeme
 GROUP BY m.rowid
 """
-_PLAIN_WORD = re.compile(r"\w+")
 
 
 def any_word(query: str) -> bool:
@@ -261,7 +260,7 @@ def any_word(query: str) -> bool:
     return (
         bool(tokens)
         and all(
-            t == "OR" if i % 2 else bool(_PLAIN_WORD.fullmatch(t)) and t not in _OPERATORS
+            t == "OR" if i % 2 else bool(_WORD.fullmatch(t)) and t not in _OPERATORS
             for i, t in enumerate(tokens)
         )
         and len(tokens) % 2 == 1

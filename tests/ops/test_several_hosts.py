@@ -32,6 +32,7 @@ from sqlalchemy import text
 
 import memory_core as mc
 from memory_core.auth import create_token
+from tests.workers.test_crashes import done_count
 
 pytestmark = pytest.mark.slow
 
@@ -323,12 +324,7 @@ def test_two_apis_and_two_worker_groups_on_other_hosts_lose_and_duplicate_nothin
         assert in_flight > 0, "nothing was in flight when A's workers died"
 
         def done() -> int:
-            with brain.read() as conn:
-                return int(
-                    conn.execute(
-                        text("SELECT count(*) FROM inbox_turns WHERE status = 'done'")
-                    ).scalar_one()
-                )
+            return done_count(brain)
 
         # B's workers take over what A's held (redelivered once A's heartbeat lapses);
         # a turn whose job was never sent is what reconcile is for.
