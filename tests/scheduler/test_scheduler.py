@@ -261,7 +261,16 @@ def test_a_brain_becomes_due_as_its_clock_moves(
     fast: mc.Settings, brain: mc.Brain, make: Callable[..., LeasedScheduler], clock: ManualClock
 ) -> None:
     mc.add_trace(brain, "a fresh memory", now=clock(), identity=SYSTEM)
-    settings = fast.model_copy(update={"dream_due_after_hours": 1, "dream_due_min_new_traces": 1})
+    # The daily pass is set to the minute just gone, so the hour ticked here never
+    # reaches it (at 02:30-03:30 the default 03:30 would fire among the due checks).
+    gone = datetime.fromtimestamp(clock() - 60).astimezone()
+    settings = fast.model_copy(
+        update={
+            "dream_due_after_hours": 1,
+            "dream_due_min_new_traces": 1,
+            "dream_cron": f"{gone.minute} {gone.hour} * * *",
+        }
+    )
     jobs = FakeJobs()
     scheduler = make(settings, jobs)
     scheduler.start()
