@@ -25,6 +25,7 @@ is at most 1.5 and the add throughput ratio (memory_core / bare) at least 0.5.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import logging
@@ -49,6 +50,7 @@ from memory_core.brain.db import MMAP_BYTES
 from memory_core.brain.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 from memory_core.embedders import make_embedder
 from memory_core.embeddings import store_vectors
+from memory_core.errors import ChannelUnavailable
 from memory_core.retrieval.lexical import OVERFETCH
 from memory_core.retrieval.query_embedding import QueryEmbedder, SearchEmbedder, query_embedder_for
 from memory_core.textutil import STOPWORDS
@@ -311,6 +313,127 @@ def store_random_vectors(brain: Brain, model: str, dim: int, seed: int) -> float
     return time.perf_counter() - start
 
 
+# Topics of the structured vectors: each trace's vector lies near one of this
+# many real embeddings, as real traces cluster by what they are about.
+TOPICS = 2_000
+# Length of the noise added to a topic's unit vector (cosine to it about 0.8).
+TOPIC_NOISE = 0.75
+
+
+def store_topic_vectors(
+    brain: Brain, embedder: Any, traces: Sequence[NewTrace], seed: int
+) -> float:
+    """A vector per trace near the model's embedding of one of :data:`TOPICS` of the
+    brain's own sentences; returns the seconds taken.
+
+    An approximate graph's recall depends on how the vectors lie, and vectors drawn
+    uniformly on the sphere (no neighbourhoods at all) are a case no model gives;
+    these have a real embedding's layout around each topic.
+    """
+    start = time.perf_counter()
+    step = max(1, len(traces) // TOPICS)
+    texts = sorted({t.content for t in traces[::step]}, key=len)[:TOPICS]
+    centres = np.asarray(embedder.embed(texts), dtype=np.float32)
+    with brain.read() as conn:
+        rows = conn.execute(text("SELECT id, content_hash FROM memory_traces ORDER BY seq")).all()
+    rng = np.random.default_rng([seed, 5, len(rows)])
+    dim = centres.shape[1]
+    for lo in range(0, len(rows), BATCH_SIZE):
+        chunk = rows[lo : lo + BATCH_SIZE]
+        noise = rng.standard_normal((len(chunk), dim)).astype(np.float32)
+        noise *= TOPIC_NOISE / np.sqrt(dim)
+        vectors = centres[rng.integers(len(centres), size=len(chunk))] + noise
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        store_vectors(
+            brain,
+            embedder.name,
+            [r[0] for r in chunk],
+            vectors,
+            content_hashes=[r[1] for r in chunk],
+        )
+    return time.perf_counter() - start
+
+
+def _rss_mb() -> float:
+    """This process's resident memory (Linux), in MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def build_graph(brain: Brain, model: str) -> dict[str, Any]:
+    """Build the vector channel's approximate graph as the first search would, timed, and
+    the resident memory it added to this process."""
+    from memory_core.retrieval.approximate import ApproximateIndex
+    from memory_core.retrieval.vector_index import VectorIndexes
+
+    gc_collect()
+    before = _rss_mb()
+    start = time.perf_counter()
+    with brain.read() as conn:
+        index = brain.state(VectorIndexes).channel(conn, brain, model)
+        assert isinstance(index, ApproximateIndex)
+        with contextlib.suppress(ChannelUnavailable):
+            index.snapshot(conn)  # starts the build
+    index.wait()
+    seconds = time.perf_counter() - start
+    gc_collect()
+    after = _rss_mb()
+    return {
+        "graph_build_s": round(seconds, 1),
+        "graph_nodes": len(index),
+        "graph_bytes_mb": round(index.memory_bytes() / 1e6, 1),
+        "rss_before_mb": round(before, 1),
+        "rss_after_mb": round(after, 1),
+        "rss_added_mb": round(after - before, 1),
+    }
+
+
+def gc_collect() -> None:
+    import gc
+
+    gc.collect()
+
+
+def approximate_recall(
+    brain: Brain, embedder: QueryEmbedder, queries: Sequence[str], k: int = SEARCH_LIMIT
+) -> dict[str, Any]:
+    """Recall@k of the vector channel's graph against the exact product of every vector,
+    on the same queries and the same smoothed vectors; and the time of each."""
+    from memory_core.retrieval import approximate
+    from memory_core.retrieval.dense import score_all
+    from memory_core.retrieval.vector_index import VectorIndex, VectorIndexes
+
+    graph_ms, exact_ms, recalls = [], [], []
+    exact_index = VectorIndex(embedder.name, brain.settings.search_neighbour_smoothing)
+    with brain.read() as conn:
+        index = brain.state(VectorIndexes).channel(conn, brain, embedder.name)
+        assert isinstance(index, approximate.ApproximateIndex)
+        exact_index.snapshot(conn)  # loaded once, outside the timings
+        for query in queries:
+            vector = embedder.wait(embedder.start(query))
+            t0 = time.perf_counter()
+            snap = index.snapshot(conn)
+            got = approximate.ApproximateScores(conn, snap, vector).best(k)
+            t1 = time.perf_counter()
+            exact = score_all(exact_index.snapshot(conn), vector, None).best(k)
+            t2 = time.perf_counter()
+            graph_ms.append((t1 - t0) * 1e3)
+            exact_ms.append((t2 - t1) * 1e3)
+            # A trace outside the exact top k but tied with its last counts as found.
+            edge = exact[-1][1] - 1e-3
+            hits = sum(1 for seq, v in got if seq in {q for q, _ in exact} or v >= edge)
+            recalls.append(hits / max(1, len(exact)))
+    return {
+        "queries": len(queries),
+        "recall_at_10": round(float(np.mean(recalls)), 4),
+        "recall_min": round(float(np.min(recalls)), 2),
+        "graph_channel": _percentiles(graph_ms),
+        "exact_channel": _percentiles(exact_ms),
+    }
+
+
 def _timed_search(
     brain: Brain, query: str, embedder: SearchEmbedder, **filters: Any
 ) -> tuple[float, Any]:
@@ -459,6 +582,7 @@ def bench_size(
     add_rng = np.random.default_rng([args.seed, 3, n])
     add_contents = make_sentences(add_rng, vocab, 2 * args.adds)
     with tempfile.TemporaryDirectory(prefix="reverie-bench-") as tmp:
+        settings = settings.model_copy(update={"data_dir": Path(tmp)})  # the graph's file
         brain = memory_core.open_brain(settings, url=f"sqlite:///{tmp}/brain.sqlite")
         log.info("size %d: filling %s", n, brain.path)
         build_s = fill_brain(brain, traces)
@@ -470,12 +594,30 @@ def bench_size(
             search = time_searches(brain, bare, queries)
             hybrid: dict[str, Any] = {}
             embedder = make_embedder(settings) if args.hybrid else None
+            approximate = bool(settings.search_approximate_from) and (
+                n >= settings.search_approximate_from
+            )
+            graph: dict[str, Any] = {}
             if embedder is not None:
                 log.info("size %d: storing %d vectors", n, n)
-                vectors_s = store_random_vectors(brain, embedder.name, embedder.dim, args.seed)
+                if approximate:
+                    vectors_s = store_topic_vectors(brain, embedder, traces, args.seed)
+                    log.info("size %d: building the approximate graph", n)
+                    graph = build_graph(brain, embedder.name)
+                else:
+                    vectors_s = store_random_vectors(brain, embedder.name, embedder.dim, args.seed)
                 log.info("size %d: timing %d hybrid searches", n, len(queries))
                 hybrid = hybrid_timings(brain, settings, embedder, vocab, queries, traces, args)
                 hybrid["vectors_s"] = round(vectors_s, 1)
+                if approximate:
+                    log.info("size %d: recall of the graph against the exact product", n)
+                    query_embedder = query_embedder_for(settings, embedder)
+                    assert query_embedder is not None
+                    try:
+                        graph |= approximate_recall(brain, query_embedder, queries)
+                    finally:
+                        query_embedder.close()
+                    hybrid["approximate"] = graph
             log.info("size %d: timing %d adds per side", n, args.adds)
             adds = time_adds(brain, bare, add_contents)
         finally:
@@ -642,7 +784,7 @@ def report(result: dict[str, Any]) -> None:
         )
         for size in result["sizes"]:
             for label, part in size["hybrid"].items():
-                if not isinstance(part, dict):
+                if not isinstance(part, dict) or label == "approximate":
                     continue
                 print(
                     HYBRID_ROW.format(
@@ -660,6 +802,17 @@ def report(result: dict[str, Any]) -> None:
             "(hybrid: memory_core.search with the vector channel, query embedded by the model; "
             "bm25: the same search without it; ms)\n"
         )
+    for size in result["sizes"]:
+        if graph := size["hybrid"].get("approximate"):
+            print(
+                f"Approximate vector channel at {size['traces']} traces: recall@10 against the "
+                f"exact product {graph['recall_at_10']:.4f} (lowest {graph['recall_min']:.2f}, "
+                f"{graph['queries']} queries); channel p50 {graph['graph_channel']['p50_ms']:.2f} "
+                f"ms against exact {graph['exact_channel']['p50_ms']:.2f} ms; graph built in "
+                f"{graph['graph_build_s']:.0f} s, {graph['graph_nodes']} nodes, "
+                f"{graph['graph_bytes_mb']:.0f} MB; resident memory it added "
+                f"{graph['rss_added_mb']:.0f} MB (process {graph['rss_after_mb']:.0f} MB)"
+            )
     bars = result["bars"]
     print(
         f"\nBar at {bars['size']} traces: search p50 ratio <= {BAR_SEARCH_P50_RATIO}: "

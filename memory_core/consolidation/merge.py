@@ -46,7 +46,7 @@ from memory_core.consolidation.neardup import Method, near_duplicate_pairs
 from memory_core.consolidation.verify import Verdict, merged_text, verify
 from memory_core.errors import Conflict, NotFound
 from memory_core.proposals import ProposalDraft, create_proposals, filter_new, pending_room
-from memory_core.retrieval.vector_index import EVENTS_FLOOR_KEY
+from memory_core.retrieval.events import EVENTS_FLOOR_KEY
 from memory_core.traces.merge import merge_traces
 from memory_core.traces.model import TURN_TAG
 from memory_core.traces.store import fetch_trace

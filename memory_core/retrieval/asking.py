@@ -20,7 +20,7 @@ from memory_core.retrieval import dense, ranking
 def _asked(
     brain: Brain,
     query: str,
-    scores: dense.DenseScores | None,
+    scores: dense.VectorScores | None,
     vector_search: dense.VectorSearch | None,
 ) -> frozenset[str]:
     """The slots the query asks the value of (by its words, and by its vector when the
@@ -40,7 +40,7 @@ def _statements_of(
     conn: Connection,
     asked: frozenset[str],
     cands: Sequence[ranking.Candidate],
-    scores: dense.DenseScores | None,
+    scores: dense.VectorScores | None,
     where: str | None,
     params: dict[str, Any],
     now: float,
@@ -65,6 +65,8 @@ def _statements_of(
         {**params, **slots, **topics, "a_now": now, "a_n": _STATEMENTS_ASKED},
     ).all()
     found = []
+    if scores is not None:
+        scores.prepare([int(row[0]) for row in rows])
     for row in rows:
         facts = ranking.Facts.from_row(row)
         if facts.seq in known:
@@ -81,7 +83,7 @@ def answering(
     brain: Brain,
     query: str,
     cands: list[ranking.Candidate],
-    scores: dense.DenseScores | None,
+    scores: dense.VectorScores | None,
     vector_search: dense.VectorSearch | None,
     where: str | None,
     params: dict[str, Any],

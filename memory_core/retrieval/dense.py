@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -28,10 +28,39 @@ from sqlalchemy import Connection
 
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable
+from memory_core.retrieval.approximate import ApproximateScores, ApproximateSnapshot, Passing
 from memory_core.retrieval.query_embedding import QueryEmbedder, Vector
 from memory_core.retrieval.vector_index import PRODUCT_THREADS, Snapshot, VectorIndexes
 
 log = logging.getLogger(__name__)
+
+
+class VectorScores(Protocol):
+    """The vector channel's answer to one search, exact (:class:`DenseScores`) or from
+    the approximate graph (:class:`~memory_core.retrieval.approximate.ApproximateScores`)."""
+
+    @property
+    def snapshot(self) -> Snapshot | ApproximateSnapshot: ...
+
+    @property
+    def query(self) -> npt.NDArray[np.float32]: ...
+
+    def of(self, seq: int) -> float | None: ...
+
+    def prepare(self, seqs: Sequence[int]) -> None:
+        """Score ``seqs`` together ahead of :meth:`of` asking for each (where that saves)."""
+
+    def vector(self, seq: int) -> npt.NDArray[np.float32] | None: ...
+
+    def normalised(self, value: float) -> float: ...
+
+    def restricted(self, rows: npt.NDArray[np.int64]) -> VectorScores: ...
+
+    def best(self, k: int, floor: float = -1.0) -> list[tuple[int, float]]: ...
+
+    def best_passing(
+        self, k: int, floor: float, passing: Passing | None
+    ) -> tuple[list[tuple[int, float]], bool]: ...
 
 
 @dataclass(frozen=True)
@@ -39,13 +68,13 @@ class VectorSearch:
     """The vector channel of one search: started before BM25 ranks, finished after."""
 
     embedder: QueryEmbedder
-    snapshot: Snapshot
+    snapshot: Snapshot | ApproximateSnapshot
     pending: Future[Vector] | Vector
     indexes: VectorIndexes
 
     def finish(
         self, conn: Connection, where: str | None, params: dict[str, Any], selective: bool
-    ) -> DenseScores:
+    ) -> VectorScores:
         """Similarities of the traces passing the filters (``where`` over ``t``).
 
         A ``selective`` filter (a scope id) is applied first, so only its rows
@@ -55,6 +84,8 @@ class VectorSearch:
         """
         vector = self.embedder.wait(self.pending)
         rows = allowed_rows(conn, self.snapshot, where, params) if where and selective else None
+        if isinstance(self.snapshot, ApproximateSnapshot):
+            return ApproximateScores(conn, self.snapshot, vector, rows)
         return score_all(self.snapshot, vector, rows, self.indexes.pool)
 
 
@@ -69,9 +100,8 @@ def start(
     if brain.in_transaction():
         raise ChannelUnavailable("no vector search inside a write transaction")
     indexes = brain.state(VectorIndexes)
-    smoothing = brain.settings.search_neighbour_smoothing
-    snapshot = indexes.get(embedder.name, smoothing).snapshot(conn)
-    if not snapshot.valid.any():
+    snapshot = indexes.channel(conn, brain, embedder.name).snapshot(conn)
+    if snapshot.empty:
         return None
     if snapshot.dim != embedder.dim:
         raise ChannelUnavailable(
@@ -82,10 +112,15 @@ def start(
 
 
 def allowed_rows(
-    conn: Connection, snapshot: Snapshot, where: str | None, params: dict[str, Any]
+    conn: Connection,
+    snapshot: Snapshot | ApproximateSnapshot,
+    where: str | None,
+    params: dict[str, Any],
 ) -> npt.NDArray[np.int64]:
     """The snapshot's rows whose traces pass ``where`` (every valid row for None)."""
     if where is None:
+        if isinstance(snapshot, ApproximateSnapshot):
+            return np.flatnonzero(snapshot.links.has)
         return np.flatnonzero(snapshot.valid)
     with raw_cursor(conn) as cursor:
         cursor.execute(f"SELECT t.seq FROM memory_traces t WHERE {where}", params)
@@ -115,6 +150,14 @@ class DenseScores:
             return float(self.scores[at])  # scored already
         return float(self.snapshot.matrix[row] @ self.query)
 
+    def prepare(self, seqs: Sequence[int]) -> None:
+        """Nothing to do: every row is in memory."""
+
+    def vector(self, seq: int) -> npt.NDArray[np.float32] | None:
+        """``seq``'s (smoothed) vector, if it has a current one."""
+        row = self.snapshot.row(seq)
+        return None if row is None else self.snapshot.matrix[row]
+
     def normalised(self, value: float) -> float:
         """``value`` min-max scaled over the allowed rows, in [0, 1]."""
         spread = self.high - self.low
@@ -137,6 +180,17 @@ class DenseScores:
         pick = pick[np.argsort(-self.scores[pick], kind="stable")]
         seqs = self.snapshot.seqs[self.rows[pick]]
         return [(int(q), float(v)) for q, v in zip(seqs, self.scores[pick], strict=True)]
+
+    def best_passing(
+        self, k: int, floor: float, passing: Passing | None
+    ) -> tuple[list[tuple[int, float]], bool]:
+        """Of the ``k`` best, those ``passing`` keeps (all for None), and whether no
+        other row is left to look at."""
+        ranked = self.best(k, floor)
+        if passing is not None:
+            kept = passing([seq for seq, _ in ranked])
+            return [(q, v) for q, v in ranked if q in kept], len(ranked) < k
+        return ranked, len(ranked) < k
 
 
 # Rows up to which one product is cheaper than splitting it across the pool.

@@ -85,7 +85,7 @@ def first(
     conn: Connection,
     ranked: Sequence[ranking.Candidate],
     full: dict[int, Trace],
-    scores: dense.DenseScores,
+    scores: dense.VectorScores,
     question: str,
     *,
     model: str,
@@ -187,7 +187,7 @@ def _statements(
     full: dict[int, Trace],
     memory_of: dict[int, str],
     memories: Sequence[str],
-    scores: dense.DenseScores,
+    scores: dense.VectorScores,
     model: str,
 ) -> dict[str, _Statement]:
     """What each of ``memories`` states, compared with the question."""
@@ -238,16 +238,15 @@ def _statement(
     said: str,
     speaker: str | None,
     vector: npt.NDArray[np.float32],
-    scores: dense.DenseScores,
+    scores: dense.VectorScores,
     stated: bool,
 ) -> _Statement:
     return _Statement(said, speaker, vector, float(vector @ scores.query), stated)
 
 
-def _row(scores: dense.DenseScores, seq: int) -> npt.NDArray[np.float32] | None:
+def _row(scores: dense.VectorScores, seq: int) -> npt.NDArray[np.float32] | None:
     """A trace's vector in the index the question was compared with."""
-    row = scores.snapshot.row(seq)
-    return None if row is None else scores.snapshot.matrix[row]
+    return scores.vector(seq)
 
 
 def _episodes(conn: Connection, wanted: dict[str, str]) -> dict[str, Trace]:

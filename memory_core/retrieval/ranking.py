@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from memory_core.retrieval.dense import DenseScores
+from memory_core.retrieval.dense import VectorScores
 from memory_core.settings import Settings
 from memory_core.textutil import words
 from memory_core.timeref import Period
@@ -87,7 +87,7 @@ class Candidate:
         return out
 
 
-def fuse_minmax(cands: Sequence[Candidate], dense: DenseScores | None, weight: float) -> None:
+def fuse_minmax(cands: Sequence[Candidate], dense: VectorScores | None, weight: float) -> None:
     """fused = (1 - w) * bm25 / best bm25 + w * min-max scaled cosine.
 
     A trace without a vector yet (just written) takes its BM25 share for the

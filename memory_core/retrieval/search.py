@@ -286,7 +286,7 @@ def _degrading(degraded: list[str], step: Callable[..., T], *args: Any) -> T | N
 def _rank(
     cands: list[ranking.Candidate],
     query: str,
-    scores: dense.DenseScores | None,
+    scores: dense.VectorScores | None,
     now: float,
     s: Settings,
     periods: Sequence[timeref.Period],
@@ -306,12 +306,12 @@ def _rank(
 def _candidates(
     conn: Connection,
     lex: lexical.LexicalRanking,
-    scores: dense.DenseScores | None,
+    scores: dense.VectorScores | None,
     depth: int,
     where: str | None,
     params: dict[str, Any],
     floor: float,
-) -> tuple[list[ranking.Candidate], dense.DenseScores | None]:
+) -> tuple[list[ranking.Candidate], dense.VectorScores | None]:
     """The union of both channels' best ``depth``, checked against the filters.
 
     Returns the candidates and the vector scores they were ranked on.
@@ -323,6 +323,8 @@ def _candidates(
         ranked, more, scores = _vector_best(conn, scores, lex.facts, depth, where, params, floor)
         facts = {**more, **lex.facts}
         vector = {seq: (rank, score) for rank, (seq, score) in enumerate(ranked, start=1)}
+    if scores is not None:
+        scores.prepare([seq for seq in bm25 if seq not in vector])
     cands = []
     for seq, f in facts.items():
         if seq not in bm25 and seq not in vector:
@@ -345,26 +347,32 @@ _WIDEST = 16
 
 def _vector_best(
     conn: Connection,
-    scores: dense.DenseScores,
+    scores: dense.VectorScores,
     known: dict[int, ranking.Facts],
     depth: int,
     where: str | None,
     params: dict[str, Any],
     floor: float,
-) -> tuple[list[tuple[int, float]], dict[int, ranking.Facts], dense.DenseScores]:
+) -> tuple[list[tuple[int, float]], dict[int, ranking.Facts], dense.VectorScores]:
     """The vector channel's best ``depth`` that pass the filters, with their facts.
 
     Scores not yet restricted to the filters (no filter, or not a selective
     one) are checked best first, widening until ``depth`` pass; a filter
     that lets too few through is then applied to every row instead.
     """
+    facts: dict[int, ranking.Facts] = {}
+
+    def passing(seqs: Sequence[int]) -> set[int]:
+        facts.update(
+            _facts(conn, [q for q in seqs if q not in known and q not in facts], where, params)
+        )
+        return {q for q in seqs if q in facts or q in known}
+
     want = depth
     while True:
-        ranked = scores.best(want, floor)
-        facts = _facts(conn, [q for q, _ in ranked if q not in known], where, params)
-        passing = [(seq, score) for seq, score in ranked if seq in facts or seq in known]
-        if len(passing) >= depth or len(ranked) < want:
-            return passing[:depth], facts, scores
+        ranked, exhausted = scores.best_passing(want, floor, passing)
+        if len(ranked) >= depth or exhausted:
+            return ranked[:depth], facts, scores
         if want >= _WIDEST * depth and where is not None:
             scores = scores.restricted(dense.allowed_rows(conn, scores.snapshot, where, params))
             want = depth

@@ -34,6 +34,13 @@ from sqlalchemy import Connection, Text, bindparam, text
 
 from memory_core.brain.db import Brain, write_meta
 from memory_core.errors import ChannelUnavailable
+from memory_core.retrieval.approximate import ApproximateIndex, count_vectors
+from memory_core.retrieval.events import (
+    EVENTS_FLOOR_KEY,
+    changed_traces,
+    events_floor,
+    last_event,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,16 +48,8 @@ _DTYPE = np.dtype("<f4")
 _ID_CHUNK = 500
 _INITIAL_CAPACITY = 1_024
 
-_LAST_EVENT = text("SELECT coalesce(max(id), 0) FROM embedding_events")
-# The highest event id pruned from the log (see :func:`prune_events`).
-EVENTS_FLOOR_KEY = "embedding_events_floor"
-_FLOOR = text(f"SELECT value FROM brain_meta WHERE key = '{EVENTS_FLOOR_KEY}'")
 # Events kept when the log is pruned: an index further behind reloads.
 KEEP_EVENTS = 100_000
-_EVENTS = text(
-    "SELECT DISTINCT trace_id FROM embedding_events WHERE id > :after AND id <= :last "
-    "AND model = :model"
-)
 _LOAD_ALL = text(
     "SELECT t.id, t.seq, t.prev_seq, e.vector FROM trace_embeddings e "
     "JOIN memory_traces t ON t.id = e.trace_id WHERE e.model = :model ORDER BY t.seq"
@@ -88,6 +87,11 @@ class Snapshot:
         out[inside[ok]] = found[ok]
         return out
 
+    @property
+    def empty(self) -> bool:
+        """No row holds a current vector."""
+        return not self.valid.any()
+
     def row(self, seq: int) -> int | None:
         """The row of ``seq`` holding a current vector, or None."""
         found = int(self.rows([seq])[0])
@@ -118,6 +122,13 @@ class VectorIndex:
         self._row_of_id: dict[str, int] = {}
         self._waiting_next: dict[int, int] = {}  # prev seq -> row whose prev has no row yet
 
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded
+
     def snapshot(self, conn: Connection) -> Snapshot:
         """Catch up with the brain on ``conn``'s snapshot, then a view of the rows.
 
@@ -127,11 +138,11 @@ class VectorIndex:
         if not self._lock.acquire(blocking=self._loaded):
             raise ChannelUnavailable(f"the {self.model} vectors are still being loaded")
         try:
-            last = int(conn.execute(_LAST_EVENT).scalar_one())
+            last = last_event(conn)
             if not self._loaded or last < self._last_event:  # new, or the file was replaced
                 self._load(conn, last)
             elif last > self._last_event:
-                floor = int(conn.execute(_FLOOR).scalar() or 0)
+                floor = events_floor(conn)
                 if floor > self._last_event:  # events it has not seen were pruned
                     self._load(conn, last)
                 else:
@@ -192,8 +203,7 @@ class VectorIndex:
             self._waiting_next[int(prev_seqs[row])] = int(row)
 
     def _catch_up(self, conn: Connection, last: int) -> None:
-        params = {"after": self._last_event, "last": last, "model": self.model}
-        changed = [str(r[0]) for r in conn.execute(_EVENTS, params)]
+        changed = changed_traces(conn, self._last_event, last, self.model)
         touched: set[int] = set()
         present: set[str] = set()
         for lo in range(0, len(changed), _ID_CHUNK):
@@ -295,7 +305,7 @@ def prune_events(conn: Connection, keep: int = KEEP_EVENTS) -> int:
     Records the highest id dropped, so an index that had not seen them reloads
     instead of missing a change.  ``conn`` must be in a write transaction.
     """
-    floor = int(conn.execute(_LAST_EVENT).scalar_one()) - keep
+    floor = last_event(conn) - keep
     if floor <= 0:
         return 0
     gone = conn.execute(text("DELETE FROM embedding_events WHERE id <= :f"), {"f": floor})
@@ -315,7 +325,32 @@ class VectorIndexes:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._indexes: dict[tuple[str, float], VectorIndex] = {}
+        self._graphs: dict[tuple[str, float], ApproximateIndex] = {}
         self._pool: ThreadPoolExecutor | None = None
+
+    def channel(self, conn: Connection, brain: Brain, model: str) -> VectorIndex | ApproximateIndex:
+        """The index a search of ``model`` vectors uses: the exact one, or past
+        ``search_approximate_from`` vectors the graph (and the exact index is let go)."""
+        smoothing = brain.settings.search_neighbour_smoothing
+        key = (model, smoothing)
+        with self._lock:
+            graph = self._graphs.get(key)
+            if graph is not None:
+                return graph
+            exact = self._indexes.get(key)
+        threshold = brain.settings.search_approximate_from
+        if threshold:
+            size = len(exact) if exact is not None and exact.loaded else None
+            if size is None:
+                size = count_vectors(conn, model)
+            if size >= threshold:
+                with self._lock:
+                    self._indexes.pop(key, None)
+                    graph = self._graphs.get(key)
+                    if graph is None:
+                        graph = self._graphs[key] = ApproximateIndex(brain, model, smoothing)
+                    return graph
+        return self.get(model, smoothing)
 
     def get(self, model: str, smoothing: float) -> VectorIndex:
         """The index, made on first use."""
@@ -336,6 +371,7 @@ class VectorIndexes:
         with self._lock:
             pool, self._pool = self._pool, None
             self._indexes.clear()
+            self._graphs.clear()
         if pool is not None:
             pool.shutdown(wait=False)
 
@@ -345,5 +381,5 @@ PRODUCT_THREADS = 2
 
 
 def index_for(brain: Brain, model: str) -> VectorIndex:
-    """``brain``'s index of ``model`` vectors, smoothed as its settings say."""
+    """``brain``'s exact index of ``model`` vectors, smoothed as its settings say."""
     return brain.state(VectorIndexes).get(model, brain.settings.search_neighbour_smoothing)
