@@ -31,6 +31,8 @@ import json
 import logging
 import platform
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -390,6 +392,53 @@ def build_graph(brain: Brain, model: str) -> dict[str, Any]:
     }
 
 
+def restored_graph_rss(url: str, data_dir: str, model: str) -> dict[str, Any]:
+    """In a fresh process: the resident memory a searching process adds when it restores
+    the saved graph and catches up (what an API process started on this brain holds)."""
+    code = (
+        "import json, sys; from bench.search_latency import _restore_here; "
+        "print(json.dumps(_restore_here(*sys.argv[1:])))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, url, data_dir, model],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _restore_here(url: str, data_dir: str, model: str) -> dict[str, Any]:
+    from memory_core.retrieval.approximate import ApproximateIndex
+    from memory_core.retrieval.vector_index import VectorIndexes
+
+    settings = memory_core.load_settings(brain_url=url, data_dir=Path(data_dir))
+    brain = memory_core.open_brain(settings)
+    import usearch.index  # noqa: F401  (the library's own pages are not the graph's)
+
+    gc_collect()
+    before = _rss_mb()
+    start = time.perf_counter()
+    with brain.read() as conn:
+        index = brain.state(VectorIndexes).channel(conn, brain, model)
+        assert isinstance(index, ApproximateIndex)
+        with contextlib.suppress(ChannelUnavailable):
+            index.snapshot(conn)
+    index.wait()
+    seconds = time.perf_counter() - start
+    gc_collect()
+    after = _rss_mb()
+    brain.close()
+    return {
+        "restore_s": round(seconds, 1),
+        "nodes": len(index),
+        "rss_before_mb": round(before, 1),
+        "rss_after_mb": round(after, 1),
+        "rss_added_mb": round(after - before, 1),
+    }
+
+
 def gc_collect() -> None:
     import gc
 
@@ -604,6 +653,9 @@ def bench_size(
                     vectors_s = store_topic_vectors(brain, embedder, traces, args.seed)
                     log.info("size %d: building the approximate graph", n)
                     graph = build_graph(brain, embedder.name)
+                    graph["fresh_process"] = restored_graph_rss(
+                        brain.url, str(settings.data_dir), embedder.name
+                    )
                 else:
                     vectors_s = store_random_vectors(brain, embedder.name, embedder.dim, args.seed)
                 log.info("size %d: timing %d hybrid searches", n, len(queries))
@@ -810,8 +862,10 @@ def report(result: dict[str, Any]) -> None:
                 f"{graph['queries']} queries); channel p50 {graph['graph_channel']['p50_ms']:.2f} "
                 f"ms against exact {graph['exact_channel']['p50_ms']:.2f} ms; graph built in "
                 f"{graph['graph_build_s']:.0f} s, {graph['graph_nodes']} nodes, "
-                f"{graph['graph_bytes_mb']:.0f} MB; resident memory it added "
-                f"{graph['rss_added_mb']:.0f} MB (process {graph['rss_after_mb']:.0f} MB)"
+                f"{graph['graph_bytes_mb']:.0f} MB; resident memory the build added "
+                f"{graph['rss_added_mb']:.0f} MB (process {graph['rss_after_mb']:.0f} MB); a "
+                f"fresh process restoring it added {graph['fresh_process']['rss_added_mb']:.0f} MB "
+                f"in {graph['fresh_process']['restore_s']:.1f} s"
             )
     bars = result["bars"]
     print(
