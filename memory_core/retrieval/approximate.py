@@ -36,6 +36,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,8 @@ MIN_CANDIDATES = 40
 CANDIDATES_PER_RESULT = 2
 # Room above the longest scaled vector of the sample, for vectors stored later.
 RADIUS_MARGIN = 1.05
+# The graph's first candidates among which the best similarity is taken.
+HIGH_AMONG = 10
 # Stored vectors whose similarities estimate the lowest similarity of a search.
 SAMPLE = 2_048
 # Changes applied while the search waits; a larger backlog is applied in the
@@ -633,10 +636,29 @@ class ApproximateSnapshot:
     dim: int
     sample: npt.NDArray[np.float32]
     pending: list[str]  # ids of traces whose vectors changed since the graph caught up
+    # Graph searches started ahead (while BM25 ranks), by how many candidates they ask.
+    ahead: dict[int, Future[npt.NDArray[np.int64]]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
         return not len(self.index) and not self.pending
+
+    def look_ahead(
+        self, pool: ThreadPoolExecutor, query: Callable[[], npt.NDArray[np.float32]], count: int
+    ) -> None:
+        """Search the graph for ``count`` candidates in ``pool`` as soon as ``query()``
+        gives the query's vector (the graph lets go of the interpreter while it searches)."""
+        self.ahead[count] = pool.submit(lambda: self.index.search(query(), count))
+
+    def search(self, query: npt.NDArray[np.float32], count: int) -> npt.NDArray[np.int64]:
+        """The graph's ``count`` candidates for ``query``, searched ahead if they were."""
+        started = self.ahead.pop(count, None)
+        if started is not None:
+            try:
+                return started.result()
+            except Exception:
+                log.debug("the search ahead failed; searching again", exc_info=True)
+        return self.index.search(query, count)
 
     def rows(self, seqs: npt.ArrayLike) -> npt.NDArray[np.int64]:
         """Of ``seqs``, those holding a vector (a row is a seq here); -1 for the others."""
@@ -741,13 +763,18 @@ class ApproximateScores:
         only those kept are read and rescored."""
         want = max(MIN_CANDIDATES, CANDIDATES_PER_RESULT * k)
         if self._quick is None:
-            found = self.snapshot.index.search(self.query, want)
+            found = self.snapshot.search(self.query, want)
             exhausted = len(found) < want
         else:
             allowed = self.snapshot.links.with_vector(self.allowed)  # type: ignore[arg-type]
             pick = np.argsort(-self._quick, kind="stable")[:want]
             found = allowed[pick]
             exhausted = len(allowed) <= want
+        if self._high is None:  # the best allowed trace is among the graph's first
+            first = [*found[:HIGH_AMONG].tolist(), *self._pending]
+            self._score(first)
+            found_high = [self._exact[q] for q in first if self._exact[q] > float("-inf")]
+            self._high = max([*found_high, self.low])
         candidates = list(dict.fromkeys([*found.tolist(), *self._pending]))
         if passing is not None:
             kept = passing(candidates)

@@ -28,7 +28,12 @@ from sqlalchemy import Connection
 
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable
-from memory_core.retrieval.approximate import ApproximateScores, ApproximateSnapshot, Passing
+from memory_core.retrieval.approximate import (
+    CANDIDATES_PER_RESULT,
+    ApproximateScores,
+    ApproximateSnapshot,
+    Passing,
+)
 from memory_core.retrieval.query_embedding import QueryEmbedder, Vector
 from memory_core.retrieval.vector_index import PRODUCT_THREADS, Snapshot, VectorIndexes
 
@@ -108,7 +113,16 @@ def start(
             f"the brain's {embedder.name} vectors have {snapshot.dim} dimensions "
             f"and the embedder gives {embedder.dim}: run memctl embed-backfill"
         )
-    return VectorSearch(embedder, snapshot, embedder.start(query), indexes)
+    pending = embedder.start(query)
+    if isinstance(snapshot, ApproximateSnapshot):
+        count = CANDIDATES_PER_RESULT * brain.settings.search_candidates
+        # Not embedder.wait: a late embedding is counted once, by finish.
+        snapshot.look_ahead(indexes.pool(), lambda: _waited(pending, embedder.timeout_s), count)
+    return VectorSearch(embedder, snapshot, pending, indexes)
+
+
+def _waited(pending: Future[Vector] | Vector, timeout_s: float) -> Vector:
+    return pending.result(timeout=timeout_s) if isinstance(pending, Future) else pending
 
 
 def allowed_rows(
