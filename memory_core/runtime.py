@@ -78,6 +78,23 @@ class Runtime:
             raise self._embedder_error
         return self._embedder
 
+    def warm_up(self) -> threading.Thread:
+        """Load the embedding model in the background, so the first embedding job or
+        search does not wait for it (a local model takes a second or two to load).
+        Failures are only logged: the job or search that needs the model reports them."""
+
+        def load() -> None:
+            try:
+                embedder = self.embedder()
+                if embedder is not None:
+                    embedder.embed(["warm-up"])
+            except Exception as e:
+                log.warning("the embedding model could not be loaded ahead: %s", e)
+
+        thread = threading.Thread(target=load, name="embedder-warm-up", daemon=True)
+        thread.start()
+        return thread
+
     @property
     def query_embedder(self) -> QueryEmbedder | Unusable | None:
         """What this process's searches embed their queries with: its embedder, cached,

@@ -148,6 +148,7 @@ def up(settings: Settings, host: str, port: int) -> None:
         runtime.close()
         raise
     served = _with_queue(runtime, run_workers=embedded_mode)
+    runtime.warm_up()  # searches embed queries; embedded workers embed traces
     try:
         if embedded_mode:
             served.scheduler = _background_scheduler(served)
@@ -232,7 +233,9 @@ def worker_process() -> None:
     if settings.metrics_enabled:  # before any metric exists: its samples go to files
         enable_multiprocess(multiprocess_dir(settings))
         metrics = get_metrics()
-    declare(Runtime.open(settings), metrics, worker_process=True)
+    runtime = Runtime.open(settings)
+    declare(runtime, metrics, worker_process=True)
+    runtime.warm_up()
 
 
 def scheduler(settings: Settings) -> None:
