@@ -370,6 +370,17 @@ class ApproximateIndex:
     def __len__(self) -> int:
         return 0 if self._graph is None else len(self._graph)
 
+    @property
+    def ready(self) -> bool:
+        """The graph is built or restored (searches may use it)."""
+        return self._graph is not None
+
+    def prepare(self) -> None:
+        """Start building or restoring the graph in the background, unless it is."""
+        with self._lock:
+            if self._graph is None:
+                self._start(self._load)
+
     def memory_bytes(self) -> int:
         """What the graph and the links take in memory."""
         links = self._links

@@ -335,9 +335,13 @@ class VectorIndexes:
         key = (model, smoothing)
         with self._lock:
             graph = self._graphs.get(key)
-            if graph is not None:
-                return graph
             exact = self._indexes.get(key)
+            if graph is not None and (graph.ready or exact is None or not exact.loaded):
+                self._indexes.pop(key, None)  # the graph took over
+                return graph
+        if graph is not None:  # being built; the exact index serves meanwhile
+            graph.prepare()
+            return exact if exact is not None else graph
         threshold = brain.settings.search_approximate_from
         if threshold:
             size = len(exact) if exact is not None and exact.loaded else None
@@ -345,11 +349,13 @@ class VectorIndexes:
                 size = count_vectors(conn, model)
             if size >= threshold:
                 with self._lock:
-                    self._indexes.pop(key, None)
                     graph = self._graphs.get(key)
                     if graph is None:
                         graph = self._graphs[key] = ApproximateIndex(brain, model, smoothing)
-                    return graph
+                graph.prepare()
+                if exact is not None and exact.loaded:
+                    return exact
+                return graph
         return self.get(model, smoothing)
 
     def get(self, model: str, smoothing: float) -> VectorIndex:

@@ -249,3 +249,28 @@ def test_the_graph_library_and_the_embedder_runtime_load_in_either_order() -> No
             check=False,
         )
         assert done.returncode == 0, (first, second, done.stderr[-500:])
+
+
+def test_an_exact_index_grown_past_the_threshold_serves_until_the_graph_is_built(
+    settings: mc.Settings,
+) -> None:
+    brain = mc.open_brain(_settings(settings, threshold=50))
+    rng = np.random.default_rng(9)
+    ids = _traces(brain, 80)
+    vectors = _clustered(rng, 80)
+    _store(brain, ids[:40], vectors[:40])
+    indexes = brain.state(VectorIndexes)
+    with brain.read() as conn:
+        exact = indexes.channel(conn, brain, "unit")
+        assert isinstance(exact, VectorIndex)
+        exact.snapshot(conn)
+    _store(brain, ids[40:], vectors[40:])  # past the threshold
+    with brain.read() as conn:
+        exact.snapshot(conn)
+        assert indexes.channel(conn, brain, "unit") is exact  # the graph is being built
+    graph = indexes._graphs[("unit", brain.settings.search_neighbour_smoothing)]
+    assert graph.wait(60) and graph.ready
+    with brain.read() as conn:
+        assert indexes.channel(conn, brain, "unit") is graph
+    assert indexes._indexes == {}  # the exact matrix is let go
+    brain.close()
