@@ -99,6 +99,7 @@ memory_traces = Table(
     Index("ix_traces_occurred", "occurred_at"),
     Index("ix_traces_slot", "scope_id", "slot", "occurred_at"),
     Index("ix_traces_superseded_by", "superseded_by"),
+    Index("ix_traces_prev_seq", "prev_seq"),  # a turn's next turn (its context follows it)
 )
 
 
