@@ -177,10 +177,10 @@ class Settings(BaseSettings):
         250_000,
         ge=0,
         description="From this many vectors of one model, the vector channel searches an "
-        "approximate nearest-neighbour graph (8-bit, about 0.55 GB a million 384-d vectors; "
-        "built in the background and saved in the data folder) and rescores its candidates "
-        "exactly, instead of multiplying every vector (1.5 GB a million, in every searching "
-        "process); 0: always exact.",
+        "approximate nearest-neighbour graph (8-bit: about 0.96 GB resident a million 384-d "
+        "vectors; built in the background and saved in the data folder) and rescores its "
+        "candidates exactly, instead of multiplying every vector (2.3 GB a million, in every "
+        "searching process); 0: always exact.",
     )
     search_speaker_boost: float = Field(
         0.5,

@@ -6,8 +6,9 @@ search stays the reference.  Past it, the whole matrix would cost each
 searching process gigabytes (float32 smoothed plus float16 raw is about
 2.3 GB at a million 384-d vectors) and the product grows with the brain.
 There, each vector -- smoothed with its stream neighbours, as the exact
-index holds it -- is a node of an HNSW graph (usearch) quantized to 8 bits:
-about 0.55 GB at a million, nothing else of the vectors kept in memory.
+index holds it -- is a node of an HNSW graph (usearch) quantized to 8 bits
+(:class:`Quantizer`): about 0.96 GB resident at a million, nothing else of the
+vectors kept in memory.
 
 A search asks the graph for candidates and rescores each with its exact
 vector read from the brain (its own and its neighbours', smoothed as the
@@ -18,9 +19,9 @@ scores them all: their quantized vectors pick the best, the brain's exact
 ones rescore those.
 
 The graph is built once, in the background (a search meanwhile goes on
-without its vector channel), saved beside the brain's data
-(``vector-cache/`` in the data folder) and restored by the next process, which catches up from
-the change log as the exact index does.  Changes are applied in the
+without its vector channel, or on the exact index while one is loaded), saved
+in the data folder (``vector-cache/``) and restored by the next process,
+which catches up from the change log as the exact index does.  Changes are applied in the
 background too; a search scores exactly, from the brain, every trace whose
 vector changed since the graph last caught up, so nothing written is missed
 while the graph lags.
