@@ -327,8 +327,10 @@ class ApproximateIndex:
         Until the graph is built or restored (in the background), a search gets
         :class:`ChannelUnavailable` at once.
         """
-        last = last_event(conn)
+        last, floor = last_event(conn), events_floor(conn)
         with self._lock:
+            if self._graph is not None and floor > self._applied:
+                self._graph = None  # changes it lacks were pruned from the log: rebuild
             if self._graph is None:
                 self._start(self._load)
                 raise ChannelUnavailable(
@@ -424,12 +426,14 @@ class ApproximateIndex:
     def _follow(self, conn: Connection) -> None:
         """Catch up with the brain in steps, while searches go on."""
         while True:
-            last = last_event(conn)
+            last, floor = last_event(conn), events_floor(conn)
             with self._lock:
-                if last <= self._applied:
-                    break
-                if last < self._applied:  # the brain was replaced: build afresh
+                if last < self._applied or floor > self._applied:
+                    # The brain was replaced, or changes the graph lacks were pruned
+                    # from the log: the next search builds it afresh.
                     self._graph = None
+                    break
+                if last == self._applied:
                     break
                 self._catch_up(conn, min(last, self._applied + STEP_EVENTS))
             conn.rollback()  # a fresh snapshot for the next step

@@ -274,3 +274,26 @@ def test_an_exact_index_grown_past_the_threshold_serves_until_the_graph_is_built
         assert indexes.channel(conn, brain, "unit") is graph
     assert indexes._indexes == {}  # the exact matrix is let go
     brain.close()
+
+
+def test_a_graph_behind_a_pruned_log_is_built_afresh(settings: mc.Settings) -> None:
+    from memory_core.retrieval.vector_index import prune_events
+
+    brain = mc.open_brain(_settings(settings))
+    rng = np.random.default_rng(10)
+    ids = _traces(brain, 60)
+    vectors = _clustered(rng, 60)
+    _store(brain, ids[:30], vectors[:30])
+    index = _graph(brain)
+    _ready(index, brain)
+    _store(brain, ids[30:], vectors[30:])
+    mc.update_trace(brain, ids[0], content="turn zero, edited", identity=SYSTEM)
+    with brain.transaction() as conn:
+        assert prune_events(conn, keep=1) > 0  # the events the graph needs are gone
+    with brain.read() as conn, pytest.raises(ChannelUnavailable):
+        index.snapshot(conn)  # rebuilding
+    snap = _ready(index, brain)
+    seqs = [mc.get_trace(brain, i, identity=SYSTEM).seq for i in ids]
+    assert snap.row(seqs[0]) is None and all(snap.row(q) == q for q in seqs[1:])
+    assert len(index) == 59
+    brain.close()
