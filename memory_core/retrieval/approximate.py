@@ -671,7 +671,8 @@ class ApproximateSnapshot:
     def search(self, query: npt.NDArray[np.float32], count: int) -> npt.NDArray[np.int64]:
         """The graph's ``count`` candidates for ``query``, searched ahead if they were."""
         started = self.ahead.pop(count, None)
-        if started is not None:
+        # One still queued (the pool busy with other searches) is dropped, not waited for.
+        if started is not None and not started.cancel():
             try:
                 return started.result()
             except Exception:
