@@ -344,9 +344,15 @@ class ApproximateIndex:
                 self._catch_up(conn, last)
             elif behind:
                 self._start(self._follow)
-            pending: list[str] = []
+            pending: list[tuple[int, int | None, bool]] = []
             if last > self._applied:
-                pending = changed_traces(conn, self._applied, last, self.model)
+                ids = changed_traces(conn, self._applied, last, self.model)
+                for lo in range(0, len(ids), _ID_CHUNK):
+                    params = {"model": self.model, "ids": ids[lo : lo + _ID_CHUNK]}
+                    pending.extend(
+                        (int(seq), prev_seq, blob is not None)
+                        for _, seq, prev_seq, blob in conn.execute(_CHANGED, params)
+                    )
             return ApproximateSnapshot(self, self._links, self._dim, self._sample, pending)
 
     def search(self, query: npt.NDArray[np.float32], count: int) -> npt.NDArray[np.int64]:
@@ -653,7 +659,8 @@ class ApproximateSnapshot:
     links: _Links
     dim: int
     sample: npt.NDArray[np.float32]
-    pending: list[str]  # ids of traces whose vectors changed since the graph caught up
+    # Traces whose vectors changed since the graph caught up: (seq, prev_seq, has one).
+    pending: list[tuple[int, int | None, bool]]
     # Graph searches started ahead (while BM25 ranks), by how many candidates they ask.
     ahead: dict[int, Future[npt.NDArray[np.int64]]] = field(default_factory=dict)
 
@@ -686,6 +693,12 @@ class ApproximateSnapshot:
         inside = (wanted >= 0) & (wanted < len(self.links.has))
         ok = np.zeros(len(wanted), dtype=np.bool_)
         ok[inside] = self.links.has[wanted[inside]]
+        if self.pending:  # what changed since the graph caught up, as the brain has it
+            changed = dict((seq, has) for seq, _, has in self.pending)
+            ok = np.array(
+                [changed.get(int(q), bool(o)) for q, o in zip(wanted, ok, strict=True)],
+                dtype=np.bool_,
+            )
         out[ok] = wanted[ok]
         return out
 
@@ -724,7 +737,8 @@ class ApproximateScores:
             self.low = float(sample.min())
             self._quick: npt.NDArray[np.float32] | None = None
         else:
-            self._quick = snapshot.index.quantized(snapshot.links.with_vector(allowed)) @ query
+            in_graph = snapshot.links.with_vector(allowed)
+            self._quick = snapshot.index.quantized(in_graph) @ query
             self.low = float(self._quick.min()) if len(self._quick) else 0.0
         self._high: float | None = None
 
@@ -735,18 +749,11 @@ class ApproximateScores:
         return np.flatnonzero(self.snapshot.links.has)
 
     def _pending_seqs(self) -> list[int]:
-        ids = self.snapshot.pending
-        if not ids:
-            return []
         seqs: list[int] = []
-        for lo in range(0, len(ids), _ID_CHUNK):
-            rows = self.conn.execute(
-                _CHANGED, {"model": self.snapshot.index.model, "ids": ids[lo : lo + _ID_CHUNK]}
-            ).all()
-            for _, seq, prev_seq, blob in rows:
-                self._links.add(int(seq), prev_seq)
-                if blob is not None:
-                    seqs.append(int(seq))
+        for seq, prev_seq, has in self.snapshot.pending:
+            self._links.add(seq, prev_seq)
+            if has:
+                seqs.append(seq)
         if self.allowed is not None:
             allowed = set(self.allowed.tolist())
             seqs = [s for s in seqs if s in allowed]
