@@ -126,18 +126,23 @@ def build(
             now=created,
             identity=SYSTEM,
         )
-        with brain.transaction() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
-                    "VALUES (:t, :m, :d, :v, :c)"
-                ),
-                [
-                    {"t": ids[i], "m": MODEL, "d": DIM, "v": to_blob(vecs[i]), "c": created}
-                    for i in chunk
-                ],
-            )
+        store(brain, [ids[i] for i in chunk], vecs[chunk.start : chunk.stop], created)
     return brain, settings, ids, planted
+
+
+def store(brain: mc.Brain, ids: list[str], vecs: npt.NDArray[np.float32], created: float) -> None:
+    """The synthetic vectors of ``ids``, written as the embed step writes them."""
+    with brain.transaction() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
+                "VALUES (:t, :m, :d, :v, :c)"
+            ),
+            [
+                {"t": t, "m": MODEL, "d": DIM, "v": to_blob(v), "c": created}
+                for t, v in zip(ids, vecs, strict=True)
+            ],
+        )
 
 
 # Traces added after the first pass, as a share of the brain, before the next one.
@@ -162,18 +167,7 @@ def add_more(brain: mc.Brain, n: int, seed: int) -> None:
         ],
         identity=SYSTEM,
     )
-    created = time.time()
-    with brain.transaction() as conn:
-        conn.execute(
-            text(
-                "INSERT INTO trace_embeddings (trace_id, model, dim, vector, created_at) "
-                "VALUES (:t, :m, :d, :v, :c)"
-            ),
-            [
-                {"t": ids[i], "m": MODEL, "d": DIM, "v": to_blob(vecs[i]), "c": created}
-                for i in range(n)
-            ],
-        )
+    store(brain, ids, vecs, time.time())
 
 
 def run_size(n: int, dup_share: float, seed: int) -> dict[str, Any]:

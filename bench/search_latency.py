@@ -364,9 +364,9 @@ def _rss_mb() -> float:
     return float("nan")
 
 
-def build_graph(brain: Brain, model: str) -> dict[str, Any]:
-    """Build the vector channel's approximate graph as the first search would, timed, and
-    the resident memory it added to this process."""
+def _graph_loaded(brain: Brain, model: str) -> dict[str, Any]:
+    """Have the vector channel's graph built or restored as the first search would: the
+    seconds it took and this process's resident memory before and after."""
     from memory_core.retrieval.approximate import ApproximateIndex
     from memory_core.retrieval.vector_index import VectorIndexes
 
@@ -377,18 +377,28 @@ def build_graph(brain: Brain, model: str) -> dict[str, Any]:
         index = brain.state(VectorIndexes).channel(conn, brain, model)
         assert isinstance(index, ApproximateIndex)
         with contextlib.suppress(ChannelUnavailable):
-            index.snapshot(conn)  # starts the build
+            index.snapshot(conn)  # starts the build or the restore
     index.wait()
     seconds = time.perf_counter() - start
     gc_collect()
     after = _rss_mb()
     return {
-        "graph_build_s": round(seconds, 1),
-        "graph_nodes": len(index),
+        "seconds": round(seconds, 1),
+        "nodes": len(index),
         "graph_bytes_mb": round(index.memory_bytes() / 1e6, 1),
         "rss_before_mb": round(before, 1),
         "rss_after_mb": round(after, 1),
         "rss_added_mb": round(after - before, 1),
+    }
+
+
+def build_graph(brain: Brain, model: str) -> dict[str, Any]:
+    """Build the graph, timed, and the resident memory it added to this process."""
+    loaded = _graph_loaded(brain, model)
+    return {
+        "graph_build_s": loaded.pop("seconds"),
+        "graph_nodes": loaded.pop("nodes"),
+        **loaded,
     }
 
 
@@ -410,33 +420,16 @@ def restored_graph_rss(url: str, data_dir: str, model: str) -> dict[str, Any]:
 
 
 def _restore_here(url: str, data_dir: str, model: str) -> dict[str, Any]:
-    from memory_core.retrieval.approximate import ApproximateIndex
-    from memory_core.retrieval.vector_index import VectorIndexes
-
     settings = memory_core.load_settings(brain_url=url, data_dir=Path(data_dir))
     brain = memory_core.open_brain(settings)
     import usearch.index  # noqa: F401  (the library's own pages are not the graph's)
 
-    gc_collect()
-    before = _rss_mb()
-    start = time.perf_counter()
-    with brain.read() as conn:
-        index = brain.state(VectorIndexes).channel(conn, brain, model)
-        assert isinstance(index, ApproximateIndex)
-        with contextlib.suppress(ChannelUnavailable):
-            index.snapshot(conn)
-    index.wait()
-    seconds = time.perf_counter() - start
-    gc_collect()
-    after = _rss_mb()
-    brain.close()
-    return {
-        "restore_s": round(seconds, 1),
-        "nodes": len(index),
-        "rss_before_mb": round(before, 1),
-        "rss_after_mb": round(after, 1),
-        "rss_added_mb": round(after - before, 1),
-    }
+    try:
+        loaded = _graph_loaded(brain, model)
+    finally:
+        brain.close()
+    loaded.pop("graph_bytes_mb")
+    return {"restore_s": loaded.pop("seconds"), **loaded}
 
 
 def gc_collect() -> None:
