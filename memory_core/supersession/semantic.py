@@ -180,6 +180,7 @@ class _Statement:
     occurred_at: float
     speaker: str | None
     turn_hash: str | None  # a turn's content hash (None: not a turn)
+    whole: bool  # said is the trace's whole content, so the trace's own vector is its
 
 
 def _user_label(content: str) -> str | None:
@@ -201,8 +202,7 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
     if not new:
         return 0
     owners, examples = brain.state(Examples).of(embedder)
-    with one_batch_at_a_time(embedder):
-        vectors = embedder.embed([s.said for s in new])
+    vectors = _said_vectors(brain, embedder, new)
     superseded = 0
     with brain.transaction() as conn:
         subjects = KnownSubjects(conn)
@@ -262,6 +262,40 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
                     supersede(conn, [statement.id], str(r.id), at=float(r.occurred_at))
                     break
     return superseded
+
+
+def _said_vectors(
+    brain: Brain, embedder: Embedder, statements: Sequence[_Statement]
+) -> npt.NDArray[np.float32]:
+    """The vectors of what ``statements`` say, one row each, in their order.
+
+    A statement that is its trace's whole content (a memory written as is) has the
+    trace's own vector, stored by the embed job before this; other texts are embedded
+    once each, however many statements say them (a one-sentence message and the fact
+    taken from it say the same words).
+    """
+    stored: dict[str, npt.NDArray[np.float32]] = {}
+    whole = [s.id for s in statements if s.whole]
+    if whole:
+        marks = ", ".join(f":t{i}" for i in range(len(whole)))
+        with brain.read() as conn:
+            rows = conn.execute(
+                # A trace's vector is of its present words: rewriting them drops it.
+                text(
+                    "SELECT trace_id, vector FROM trace_embeddings "
+                    f"WHERE model = :model AND trace_id IN ({marks})"
+                ),
+                {"model": embedder.name, **{f"t{i}": t for i, t in enumerate(whole)}},
+            ).all()
+        stored = {str(r.trace_id): from_blob(r.vector) for r in rows}
+    texts = list(dict.fromkeys(s.said for s in statements if s.id not in stored))
+    made: dict[str, npt.NDArray[np.float32]] = {}
+    if texts:
+        with one_batch_at_a_time(embedder):
+            made = dict(zip(texts, np.asarray(embedder.embed(texts)), strict=True))
+    return np.stack([stored[s.id] if s.id in stored else made[s.said] for s in statements]).astype(
+        np.float32, copy=False
+    )
 
 
 def _keep_said(
@@ -379,6 +413,16 @@ def _statements(brain: Brain, trace_ids: Sequence[str]) -> list[_Statement]:
             continue
         turn_hash = r.content_hash if is_turn else None
         out.append(
-            _Statement(r.id, r.scope, r.scope_id, said, r.slot, r.occurred_at, speaker, turn_hash)
+            _Statement(
+                r.id,
+                r.scope,
+                r.scope_id,
+                said,
+                r.slot,
+                r.occurred_at,
+                speaker,
+                turn_hash,
+                whole=said == r.content,
+            )
         )
     return sorted(out, key=lambda s: s.occurred_at)
