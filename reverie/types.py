@@ -225,6 +225,7 @@ class ProposalTrace(Out):
     id: str | None
     content: str | None
     type: str | None
+    scope_id: str | None = None
     importance: float | None
     occurred_at: float | None
 
@@ -247,6 +248,11 @@ class ProposalOut(Out):
         None, description="A conflict's earlier statement, superseded when accepted."
     )
     successor_id: str | None = Field(None, description="A conflict's later statement.")
+    confidence: float | None = Field(
+        None,
+        description="How sure the pass was, 0 to 1: a merge's cosine, a conflict's "
+        "similarity, how far a prune's strength fell below the threshold.",
+    )
 
 
 class ProposalsOut(Out):
@@ -270,3 +276,100 @@ class HealthOut(Out):
 class ReadyOut(Out):
     status: Literal["ok", "unavailable"]
     checks: dict[str, str]
+
+
+class IdentityOut(Out):
+    """Who the caller is, as the API sees it."""
+
+    name: str
+    capabilities: list[str]
+    scope_ids: list[str] | None = Field(description="The scope ids it is pinned to; null: any.")
+
+
+class TraceBrief(Out):
+    id: str
+    type: TraceType
+    content: str
+    scope_id: str | None
+    occurred_at: float | None
+    deleted: bool
+
+
+class TraceChange(Out):
+    at: float
+    unit: str = Field(description="The pass, proposal or edit that made it (undone as one).")
+    by: Literal["pass", "proposal", "edit", "other"]
+    step: str
+    created: bool = Field(description="The change made the trace.")
+    content_before: str | None
+    tags_before: list[str] | None
+    version_after: int | None
+    undone_at: float | None
+
+
+class TraceProposal(Out):
+    id: str
+    kind: str
+    status: str
+    summary: str
+    created_at: float
+    decided_at: float | None
+    pass_id: str | None
+
+
+class HistoryOut(Out):
+    """A memory's story: sources, supersession, journaled changes, proposals."""
+
+    trace: TraceOut
+    turns: list[str] = Field(description="The ids of the turns it was taken from.")
+    sources: list[TraceBrief] = Field(description="The traces it cites.")
+    cited_by: list[TraceBrief] = Field(description="The traces citing it (insights, facts).")
+    replaced: list[TraceBrief] = Field(description="The statements it superseded.")
+    replaced_by: list[TraceBrief] = Field(description="The statement that superseded it.")
+    changes: list[TraceChange] = Field(description="Oldest first, with the words before.")
+    proposals: list[TraceProposal]
+
+
+class TagsOut(Out):
+    tags: dict[str, int] = Field(description="Each tag with how many active memories carry it.")
+
+
+class TagRenamed(Out):
+    unit: str
+    from_: str = Field(alias="from")
+    to: str
+    renamed: list[str]
+
+
+class PassOut(Out):
+    pass_id: str
+    started_at: float
+    duration_s: float | None
+    status: str
+    counts: dict[str, dict[str, int]] = Field(description="Each step's counts.")
+    step_seconds: dict[str, float] = Field(description="How long each step took.")
+    proposals: dict[str, int] = Field(description="Its proposals by status now.")
+    report_path: str | None
+    undone: bool
+    undoable: bool = Field(description="It made unattended changes not undone yet.")
+
+
+class PassesOut(Out):
+    passes: list[PassOut]
+
+
+class PassReportOut(Out):
+    """A pass's report: each step's counts, time, notes, items and proposals."""
+
+    model_config = ConfigDict(extra="allow")
+
+    pass_id: str
+    status: str
+    steps: list[dict[str, Any]]
+    proposals_decided: dict[str, int]
+
+
+class UndoneOut(Out):
+    unit: str
+    restored: list[str]
+    removed: list[str]

@@ -221,6 +221,7 @@ consolidation_log = Table(
     Column("dry_run", Integer, nullable=False, server_default=text("0")),
     Column("counts", Text, nullable=False, server_default=text("'{}'")),
     Column("report_path", Text, nullable=True),
+    Column("report", Text, nullable=True),  # the pass's report (JSON), as its file holds it
 )
 
 proposals = Table(

@@ -20,13 +20,13 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 
 from memory_core.brain.db import Brain
 from memory_core.brain.leases import PASS_LEASE, acquire_lease, release_lease, renew_lease
@@ -246,16 +246,31 @@ def _log_end(brain: Brain, report: DreamReport) -> None:
         conn.execute(
             text(
                 "UPDATE consolidation_log SET status = :status, finished_at = :end, "
-                "counts = :counts, report_path = :path WHERE id = :id"
+                "counts = :counts, report_path = :path, report = :report WHERE id = :id"
             ),
             {
                 "status": report.status,
                 "end": report.started_at + report.duration_s,
                 "counts": json.dumps(counts),
                 "path": report.report_path,
+                "report": json.dumps(_kept_report(report), ensure_ascii=False),
                 "id": report.pass_id,
             },
         )
+
+
+# How many of a step's items the brain keeps with a pass's report (the JSON file has all).
+KEPT_ITEMS = 500
+
+
+def _kept_report(report: DreamReport) -> dict[str, Any]:
+    """The report as the brain keeps it: each step's items cut to :data:`KEPT_ITEMS`."""
+    doc = report.to_dict()
+    for step in doc["steps"]:
+        if len(step["items"]) > KEPT_ITEMS:
+            step["items_total"] = len(step["items"])
+            step["items"] = step["items"][:KEPT_ITEMS]
+    return doc
 
 
 def write_report(settings: Settings, report: DreamReport) -> Path:
@@ -321,16 +336,21 @@ def undo_pass(brain: Brain, pass_id: str, *, now: float | None = None) -> UndoRe
 
 
 def list_passes(brain: Brain, limit: int = 50) -> list[dict[str, Any]]:
-    """The most recent passes from the consolidation log, newest first."""
+    """The most recent passes from the consolidation log, newest first: each with its
+    counts, how long each step took, and how many of its proposals were decided."""
     with brain.read() as conn:
         rows = conn.execute(
             text(
                 "SELECT id, started_at, finished_at, status, dry_run, counts, report_path, "
-                "EXISTS (SELECT 1 FROM undo_log u WHERE u.unit = c.id AND u.undone_at IS NOT NULL)"
-                " AS undone FROM consolidation_log AS c ORDER BY started_at DESC LIMIT :n"
+                "report, EXISTS (SELECT 1 FROM undo_log u WHERE u.unit = c.id "
+                "AND u.undone_at IS NOT NULL) AS undone, "
+                "EXISTS (SELECT 1 FROM undo_log u WHERE u.unit = c.id "
+                "AND u.undone_at IS NULL) AS undoable "
+                "FROM consolidation_log AS c ORDER BY started_at DESC LIMIT :n"
             ),
             {"n": limit},
         ).all()
+        decided = _proposal_counts(conn, [r.id for r in rows])
     return [
         {
             "pass_id": r.id,
@@ -338,8 +358,56 @@ def list_passes(brain: Brain, limit: int = 50) -> list[dict[str, Any]]:
             "duration_s": None if r.finished_at is None else round(r.finished_at - r.started_at, 3),
             "status": r.status,
             "counts": json.loads(r.counts),
+            "step_seconds": {
+                s["name"]: s["duration_s"] for s in json.loads(r.report or "{}").get("steps", [])
+            },
+            "proposals": decided.get(r.id, {}),
             "report_path": r.report_path,
             "undone": bool(r.undone),
+            "undoable": bool(r.undoable),
         }
         for r in rows
     ]
+
+
+def _proposal_counts(conn: Connection, pass_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Per pass, how many of its proposals stand in each status (pending, accepted ...)."""
+    if not pass_ids:
+        return {}
+    marks = ", ".join(f":p{i}" for i in range(len(pass_ids)))
+    rows = conn.execute(
+        text(
+            "SELECT pass_id, status, count(*) AS n FROM proposals "
+            f"WHERE pass_id IN ({marks}) GROUP BY pass_id, status"
+        ),
+        {f"p{i}": p for i, p in enumerate(pass_ids)},
+    )
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        out.setdefault(r.pass_id, {})[r.status] = int(r.n)
+    return out
+
+
+def pass_report(brain: Brain, pass_id: str) -> dict[str, Any]:
+    """One pass's report (its steps' counts, times, notes, items and proposals) as written
+    when it ended, with how its proposals were decided since; a pass still running has
+    its log row's counts alone.  :class:`NotFound` for an unknown id."""
+    with brain.read() as conn:
+        row = conn.execute(
+            text("SELECT * FROM consolidation_log WHERE id = :id"), {"id": pass_id}
+        ).first()
+        if row is None:
+            raise NotFound(f"no dream pass {pass_id}")
+        decided = _proposal_counts(conn, [pass_id]).get(pass_id, {})
+    doc: dict[str, Any] = (
+        json.loads(row.report)
+        if row.report
+        else {
+            "pass_id": row.id,
+            "status": row.status,
+            "started_at": datetime.fromtimestamp(row.started_at, UTC).isoformat(),
+            "steps": [{"name": k, "counts": v} for k, v in json.loads(row.counts).items()],
+        }
+    )
+    doc["proposals_decided"] = decided
+    return doc

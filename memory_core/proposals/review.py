@@ -107,9 +107,13 @@ def review(
             scores=doc.get("scores", {}),
             edited=doc.get("edited", False),
             traces=[
-                {k: t.get(k) for k in ("id", "content", "type", "importance", "occurred_at")}
+                {
+                    k: t.get(k)
+                    for k in ("id", "content", "type", "scope_id", "importance", "occurred_at")
+                }
                 for t in doc.get("traces", [])
             ],
+            confidence=confidence(info.kind, doc.get("scores", {}), settings),
         )
         if info.kind == "merge":
             item["merged_content"] = doc.get("merged_content")
@@ -118,6 +122,20 @@ def review(
             item["successor_id"] = doc.get("successor_id")
         items.append(item)
     return items
+
+
+def confidence(kind: str, scores: dict[str, Any], settings: Settings) -> float | None:
+    """How sure the pass was, 0 to 1, by the score each kind is decided on: a merge's
+    cosine, a conflict's similarity, and for a prune how far below the threshold the
+    trace's strength fell (0 at the threshold, 1 at nothing left)."""
+    if kind == "merge" and "cosine" in scores:
+        return round(float(scores["cosine"]), 4)
+    if kind == "conflict" and "similarity" in scores:
+        return round(float(scores["similarity"]), 4)
+    if kind == "prune" and "strength" in scores and settings.dream_prune_threshold > 0:
+        weak = 1.0 - float(scores["strength"]) / settings.dream_prune_threshold
+        return round(min(1.0, max(0.0, weak)), 4)
+    return None
 
 
 def get_proposal(brain: Brain, settings: Settings, proposal_id: str) -> dict[str, Any]:

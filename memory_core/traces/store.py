@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,6 +24,7 @@ from memory_core.brain.schema import FTS_TABLE
 from memory_core.embeddings import archive_vectors
 from memory_core.errors import Conflict, InvalidArgument, NotFound
 from memory_core.textutil import content_hash
+from memory_core.traces.journal import changing
 from memory_core.traces.model import (
     NewTrace,
     Trace,
@@ -353,7 +355,10 @@ def update_trace(
                 f"trace {trace_id} changed since it was read "
                 f"(version {old.version}, expected {expected_version})"
             )
-        return rewrite_trace(conn, old, content, new_tags, now)
+        # Journaled as a unit of its own: the trace's history keeps the words it had.
+        with changing(conn, f"edit_{uuid.uuid4().hex[:12]}", "edit", [trace_id], now):
+            fresh = rewrite_trace(conn, old, content, new_tags, now)
+        return fresh
 
 
 def rewrite_trace(

@@ -1,14 +1,13 @@
 """Undo: every accepted proposal and every pass's unattended changes, reversed as a unit.
 
-Whatever changes traces on a unit's behalf (an accepted proposal, a dream
-pass) records each trace's row as it was before (nothing, for a trace it
-created) and the version the change left, in ``undo_log``, in the same
-transaction as the change.  Undoing the unit puts every row back as it was --
-content, tags, counts, deletion, the full-text entry and the vectors (kept in
-``vector_archive`` by the delete and rewrite paths) -- newest change first,
-in one transaction; a trace created by the unit is removed.  When any of
-those traces changed since (its version is no longer the one the unit left)
-the whole undo is refused with the reason, and nothing is changed.
+Whatever changes traces on a unit's behalf records each trace's row as it was
+before in ``undo_log`` (:mod:`memory_core.traces.journal`).  Undoing the unit
+puts every row back as it was -- content, tags, counts, deletion, the full-text
+entry and the vectors (kept in ``vector_archive`` by the delete and rewrite
+paths) -- newest change first, in one transaction; a trace created by the unit
+is removed.  When any of those traces changed since (its version is no longer
+the one the unit left) the whole undo is refused with the reason, and nothing
+is changed.
 
 :func:`restore_trace` undeletes one trace, whoever deleted it.
 """
@@ -17,8 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,12 +26,15 @@ from memory_core.brain.db import Brain
 from memory_core.brain.schema import memory_traces
 from memory_core.embeddings import archive_vectors, unarchive_vectors
 from memory_core.errors import Conflict, NotFound
+from memory_core.traces.journal import changing, created
 from memory_core.traces.model import dumps
 from memory_core.traces.store import fetch_trace, fts_delete, fts_insert
 
 # Columns an undo writes back (everything but the row's identity).
 _RESTORED = [c.name for c in memory_traces.columns if c.name not in ("seq", "id")]
-_ROW = text("SELECT * FROM memory_traces WHERE id = :id")
+
+
+__all__ = ["UndoResult", "changing", "created", "has_changes", "restore_trace", "undo_unit"]
 
 
 @dataclass(frozen=True)
@@ -46,53 +47,6 @@ class UndoResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"unit": self.unit, "restored": self.restored, "removed": self.removed}
-
-
-def _row(conn: Connection, trace_id: str) -> dict[str, Any] | None:
-    found = conn.execute(_ROW, {"id": trace_id}).first()
-    return None if found is None else dict(found._mapping)
-
-
-def _log(conn: Connection, unit: str, step: str, trace_id: str, before: Any, at: float) -> None:
-    after = conn.execute(
-        text("SELECT version FROM memory_traces WHERE id = :id"), {"id": trace_id}
-    ).scalar()
-    conn.execute(
-        text(
-            "INSERT INTO undo_log (unit, trace_id, step, before, after_version, at) "
-            "VALUES (:unit, :id, :step, :before, :after, :at)"
-        ),
-        {
-            "unit": unit,
-            "id": trace_id,
-            "step": step,
-            "before": None if before is None else json.dumps(before),
-            "after": after,
-            "at": at,
-        },
-    )
-
-
-@contextmanager
-def changing(
-    conn: Connection, unit: str, step: str, trace_ids: Iterable[str], now: float
-) -> Iterator[None]:
-    """Record the before-image of these traces around a change made inside the block.
-
-    Use inside the transaction (or savepoint) that makes the change: if the
-    block raises, nothing is recorded and the savepoint rolls back with it.
-    """
-    before = {tid: _row(conn, tid) for tid in dict.fromkeys(trace_ids)}
-    yield
-    for tid, row in before.items():
-        if row is not None:
-            _log(conn, unit, step, tid, row, now)
-
-
-def created(conn: Connection, unit: str, step: str, trace_ids: Iterable[str], now: float) -> None:
-    """Record traces the unit created: undoing it removes them."""
-    for tid in trace_ids:
-        _log(conn, unit, step, tid, None, now)
 
 
 def has_changes(brain: Brain, unit: str) -> bool:

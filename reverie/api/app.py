@@ -22,7 +22,7 @@ from prometheus_client.registry import Collector
 
 import memory_core as mc
 from memory_core.runtime import Runtime
-from reverie.api import errors, proposal_routes, routes, token_routes
+from reverie.api import console, dream_routes, errors, proposal_routes, routes, token_routes
 from reverie.api.auth import is_loopback
 from reverie.api.limits import BodyLimit
 from reverie.api.mcp_http import mount as mount_mcp
@@ -64,6 +64,7 @@ def create_app(
     app.include_router(routes.router)
     app.include_router(token_routes.router)
     app.include_router(proposal_routes.router)
+    app.include_router(dream_routes.router)
     app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes)
     if settings.api_cors_origins:
         app.add_middleware(
@@ -87,6 +88,7 @@ def create_app(
         app.state.metrics_registry = process_registry(
             app.state.brain_metrics, QueueDepth(runtime.jobs), *collectors
         )
+    console.mount(app)  # the pages at /console, over the same routes and tokens
     mount_mcp(app, runtime)  # MCP over streamable HTTP at /mcp, with the same bearer tokens
     app.openapi = _documented(app)  # type: ignore[method-assign]
     return app

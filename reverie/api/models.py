@@ -205,3 +205,8 @@ class TokenIn(Body):
     scope_ids: list[Id] | None = Field(
         None, min_length=1, description="Pin the token to these scope ids: it sees only them."
     )
+
+
+class TagRenameIn(Body):
+    from_: Tag = Field(alias="from", description="The tag to rename.")
+    to: Tag = Field(description="Its new name (merged into it where a memory has both).")

@@ -1,8 +1,8 @@
 """/v1/proposals: review and decide what dream passes propose, over HTTP.
 
-The same acts as ``memctl proposals``, for identities with ``dream`` (or
-``admin``).  A pinned identity sees and decides only proposals all of whose
-traces are its own; another's is not found.  A refused decision (stale,
+The same acts as ``memctl proposals``: identities with ``read`` see the queue,
+those with ``dream`` (or ``admin``) decide.  A pinned identity sees and decides
+only proposals all of whose traces are its own; another's is not found.  A refused decision (stale,
 edited, expired, not pending) answers 409 with the reason and changes nothing.
 """
 
@@ -19,6 +19,7 @@ from reverie.api.auth import needs
 from reverie.api.schemas import refusals
 
 router = APIRouter(tags=["proposals"])
+CanRead = Annotated[mc.Identity, Depends(needs(auth.READ))]
 CanDream = Annotated[mc.Identity, Depends(needs(auth.DREAM))]
 _DONE = ("applied", "rejected", "undone")
 
@@ -31,7 +32,7 @@ def _brain(request: Request) -> mc.Brain:
 @router.get("/v1/proposals", response_model=out.ProposalsOut)
 def list_proposals(
     request: Request,
-    caller: CanDream,
+    caller: CanRead,
     status: Annotated[
         Literal["pending", "accepted", "rejected", "undone", "expired", "all"], Query()
     ] = "pending",

@@ -16,10 +16,20 @@ from memory_core import auth, forget, inbox
 from memory_core.retrieval import feedback
 from memory_core.runtime import Runtime
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
+from memory_core.traces import history
+from memory_core.traces import tags as tags_
 from reverie import types as out
 from reverie.api.auth import identity, needs
 from reverie.api.errors import CODE_STATUS, error_body
-from reverie.api.models import FeedbackIn, MemoryIn, MemoryPatch, MergeIn, TurnIn, WhenQuery
+from reverie.api.models import (
+    FeedbackIn,
+    MemoryIn,
+    MemoryPatch,
+    MergeIn,
+    TagRenameIn,
+    TurnIn,
+    WhenQuery,
+)
 from reverie.api.schemas import refusals
 from reverie.observability.metrics import SEARCH_MODES, Metrics, bounded
 from reverie.types import Scope, TraceType
@@ -149,6 +159,47 @@ def get_memory(
     return trace.to_dict()
 
 
+@router.get(
+    "/v1/memories/{trace_id}/history",
+    tags=["memories"],
+    response_model=out.HistoryOut,
+    responses=refusals(404),
+)
+def memory_history(trace_id: str, request: Request, caller: CanRead) -> dict[str, Any]:
+    """A memory's story (deleted ones too): the turns and traces it came from, the traces
+    citing it, what it superseded and what superseded it, every change with the words
+    before (a pass's merge, an accepted proposal, an edit), and the proposals naming it."""
+    return history.trace_history(_brain(request), trace_id, identity=caller)
+
+
+@router.get("/v1/tags", tags=["memories"], response_model=out.TagsOut)
+def list_tags(request: Request, caller: CanRead) -> dict[str, Any]:
+    """Every tag on the caller's active memories, with how many carry it, commonest first."""
+    return {"tags": tags_.tag_counts(_brain(request), identity=caller)}
+
+
+@router.post(
+    "/v1/tags/rename",
+    tags=["memories"],
+    response_model=out.TagRenamed,
+    responses=refusals(403, 422),
+)
+def rename_tag(body: TagRenameIn, request: Request, caller: CanWrite) -> dict[str, Any]:
+    """Rename a tag on every memory the caller sees, as one change each memory's history
+    keeps; a memory with both names keeps one."""
+    return tags_.rename_tag(_brain(request), body.from_, body.to, identity=caller)
+
+
+@router.get("/v1/me", tags=["tokens"], response_model=out.IdentityOut)
+def me(caller: Caller) -> dict[str, Any]:
+    """The caller: its token's name, capabilities and pinned scope ids."""
+    return {
+        "name": caller.name,
+        "capabilities": sorted(caller.capabilities),
+        "scope_ids": None if caller.scope_ids is None else sorted(caller.scope_ids),
+    }
+
+
 @router.patch(
     "/v1/memories/{trace_id}",
     tags=["memories"],
@@ -247,6 +298,13 @@ def search(
         WhenQuery | None,
         Query(description="What was valid then: ISO 8601 (naive is UTC) or epoch seconds."),
     ] = None,
+    record: Annotated[
+        bool,
+        Query(
+            description="false: a person looking (the console), not an agent using what it "
+            "finds: the results' use is not counted, so it does not strengthen them."
+        ),
+    ] = True,
 ) -> dict[str, Any]:
     """Search, best first; the read writes nothing (feedback is queued)."""
     tag_list = [t.strip() for t in tags.split(",") if t.strip()] if tags else None
@@ -278,7 +336,8 @@ def search(
         caller.token_id or caller.name, q, type, scope, scope_id, tag_list, limit, as_of, *ids
     )
     event = feedback.new_event_id()
-    _runtime(request).jobs.retrieved(ids, query_key=asked, event_id=event)
+    if record:
+        _runtime(request).jobs.retrieved(ids, query_key=asked, event_id=event)
     return {**response.to_dict(), "query_id": event}
 
 

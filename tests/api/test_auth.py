@@ -13,6 +13,8 @@ from fastapi.testclient import TestClient
 import memory_core as mc
 from memory_core import auth, proposals
 from memory_core.auth import SYSTEM
+from memory_core.consolidation.dream import dream
+from memory_core.embedders.stub import StubEmbedder
 from reverie.compose import Process
 from reverie.compose import app as api_app
 from tests.conftest import LOCAL
@@ -29,6 +31,7 @@ class World:
     other: str  # a second one, for merges
     turn: str  # a posted turn of alice
     proposals: dict[str, str]  # pending ones to accept and reject, an accepted one to undo
+    dream_pass: str  # a pass that merged two copies unattended (undoable)
 
 
 @pytest.fixture
@@ -58,7 +61,11 @@ def world(api_settings: mc.Settings, workers: Process) -> Iterator[World]:
         made = proposals.create_proposals(brain, settings, drafts, None)
         proposals.accept(brain, settings, [made[2]])
         pending = {"accept": made[0], "reject": made[1], "undo": made[2]}
-        yield World(client, brain, tokens, trace, other, turn, pending)
+        copies = [mc.NewTrace("Alice likes plums.", scope_id="alice")] * 2
+        mc.add_traces(brain, copies, identity=SYSTEM)
+        done = dream(brain, settings, embedder=StubEmbedder())
+        assert done.count("merge", "merged") == 1
+        yield World(client, brain, tokens, trace, other, turn, pending, done.pass_id)
 
 
 Call = Callable[[World, dict[str, str]], Any]
@@ -66,13 +73,6 @@ Call = Callable[[World, dict[str, str]], Any]
 
 def _tool(name: str, args: Callable[[World], dict[str, Any]]) -> Call:
     return lambda w, h: w.client.post(f"/v1/tools/{name}", json=args(w), headers=h)
-
-
-DECISIONS = ("accept", "reject", "undo")
-
-
-def _decide(act: str) -> Call:
-    return lambda w, h: w.client.post(f"/v1/proposals/{w.proposals[act]}/{act}", headers=h)
 
 
 DECISIONS = ("accept", "reject", "undo")
@@ -138,8 +138,31 @@ ROUTES: list[tuple[str, tuple[str, ...], Call]] = [
     ("tool memory_search", ("read",), _tool("memory_search", lambda w: {"query": "bees"})),
     ("tool memory_reflect", ("dream",), _tool("memory_reflect", lambda w: {})),
     ("GET /metrics", ("read",), lambda w, h: w.client.get("/metrics", headers=h)),
-    ("GET /v1/proposals", ("dream",), lambda w, h: w.client.get("/v1/proposals", headers=h)),
+    ("GET /v1/proposals", ("read",), lambda w, h: w.client.get("/v1/proposals", headers=h)),
     *[(f"POST /v1/proposals/{{id}}/{act}", ("dream",), _decide(act)) for act in DECISIONS],
+    (
+        "GET /v1/memories/{id}/history",
+        ("read",),
+        lambda w, h: w.client.get(f"/v1/memories/{w.trace}/history", headers=h),
+    ),
+    ("GET /v1/tags", ("read",), lambda w, h: w.client.get("/v1/tags", headers=h)),
+    (
+        "POST /v1/tags/rename",
+        ("write",),
+        lambda w, h: w.client.post("/v1/tags/rename", json={"from": "a", "to": "b"}, headers=h),
+    ),
+    ("GET /v1/me", (), lambda w, h: w.client.get("/v1/me", headers=h)),
+    ("GET /v1/dreams", ("read",), lambda w, h: w.client.get("/v1/dreams", headers=h)),
+    (
+        "GET /v1/dreams/{id}",
+        ("read",),
+        lambda w, h: w.client.get(f"/v1/dreams/{w.dream_pass}", headers=h),
+    ),
+    (
+        "POST /v1/dreams/{id}/undo",
+        ("dream",),
+        lambda w, h: w.client.post(f"/v1/dreams/{w.dream_pass}/undo", headers=h),
+    ),
     ("GET /v1/tokens", ("admin",), lambda w, h: w.client.get("/v1/tokens", headers=h)),
     (
         "POST /v1/tokens",
