@@ -253,6 +253,11 @@ class ProposalOut(Out):
         description="How sure the pass was, 0 to 1: a merge's cosine, a conflict's "
         "similarity, how far a prune's strength fell below the threshold.",
     )
+    stale: bool = Field(
+        False,
+        description="Pending, but one of its traces changed or went since it was made: "
+        "accepting it would be refused.",
+    )
 
 
 class ProposalsOut(Out):

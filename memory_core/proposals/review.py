@@ -96,7 +96,7 @@ def review(
     if kind is not None and kind not in KINDS:
         raise InvalidArgument(f"kind must be {KIND_CHOICES}; got {kind!r}")
     now = time.time() if now is None else now
-    items = []
+    items: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     for info in list_proposals(brain, settings, status, now=now, identity=identity):
         if kind is not None and info.kind != kind:
             continue
@@ -120,8 +120,29 @@ def review(
         if info.kind == "conflict":
             item["superseded_id"] = doc.get("superseded_id")
             item["successor_id"] = doc.get("successor_id")
-        items.append(item)
-    return items
+        item["stale"] = False
+        items.append((item, doc.get("traces", [])))
+    _mark_stale(brain, [(item, traces) for item, traces in items if item["status"] == "pending"])
+    return [item for item, _ in items]
+
+
+def _mark_stale(brain: Brain, pending: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
+    """Mark each pending proposal one of whose traces changed (or went) since it was
+    made: accepting it would be refused, and a person should see that first."""
+    ids = {str(t.get("id")) for _, traces in pending for t in traces}
+    if not ids:
+        return
+    with brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT id, version FROM memory_traces WHERE deleted = 0 "
+                "AND id IN (SELECT value FROM json_each(:ids))"
+            ),
+            {"ids": json.dumps(sorted(ids))},
+        )
+        current = {r.id: int(r.version) for r in rows}
+    for item, traces in pending:
+        item["stale"] = any(current.get(str(t.get("id"))) != t.get("version") for t in traces)
 
 
 def confidence(kind: str, scores: dict[str, Any], settings: Settings) -> float | None:

@@ -236,6 +236,9 @@ def test_a_reviewer_finds_a_memory_and_decides_proposals(browser: Any, console: 
     tab.go("/proposals")
     page.get_by_role("button", name=f"Accept proposal {prune}").wait_for()
     _expect_text(tab, "Result if accepted")  # the merge's exact result, beside its two texts
+    for shown in console.get("/v1/proposals").json()["proposals"]:  # stale ones say so
+        badge = page.locator(f'[data-proposal="{shown["id"]}"] .badge.stale')
+        assert badge.count() == int(shown["stale"]), shown
     tab.shot("proposals")
     page.get_by_role("button", name=f"Accept proposal {prune}").click()
     page.get_by_role("button", name=f"Accept proposal {prune}").wait_for(state="detached")

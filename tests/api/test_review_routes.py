@@ -81,6 +81,25 @@ def test_an_accepted_proposal_shows_in_the_history_of_the_memories_it_changed(
     assert story["proposals"][0]["status"] == "accepted"
 
 
+def test_a_proposal_whose_memory_changed_since_is_listed_as_stale(
+    client: TestClient, api_settings: mc.Settings
+) -> None:
+    brain: mc.Brain = client.app.state.brain  # type: ignore[attr-defined]
+    a, b, c = (_add(client, f"Ana's note number {k}.") for k in range(3))
+    drafts = [
+        proposals.ProposalDraft("prune", [t], "test", {"strength": 0.01}, f"prune {t}")
+        for t in (a, b)
+    ]
+    draft = proposals.ProposalDraft("merge", [b, c], "test", {"cosine": 0.9}, "merge")
+    made = proposals.create_proposals(brain, api_settings, [*drafts, draft], None)
+    assert client.patch(f"/v1/memories/{b}", json={"tags": ["kept"]}).status_code == 200
+
+    listed = {p["id"]: p for p in client.get("/v1/proposals").json()["proposals"]}
+    assert [listed[m]["stale"] for m in made] == [False, True, True]
+    assert listed[made[0]]["confidence"] == 0.8  # strength 0.01 of the threshold 0.05
+    assert client.post(f"/v1/proposals/{made[1]}/accept").status_code == 409  # as it says
+
+
 def test_a_statement_shows_what_it_replaced_and_what_replaced_it(
     client: TestClient, workers: Process
 ) -> None:

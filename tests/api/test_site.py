@@ -63,6 +63,23 @@ def test_a_foreign_origin_is_refused_and_changes_nothing(
     assert digest(brain) == before
 
 
+def test_the_console_is_under_the_same_host_and_origin_checks(open_api: str) -> None:
+    with httpx.Client(base_url=open_api, timeout=10) as http:
+        page = http.get("/console")
+        assert page.status_code == 200 and "console.js" in page.text
+        csp = page.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "connect-src 'self'" in csp
+        assert "frame-ancestors 'none'" in csp
+        for path in ("/console", "/console/assets/console.js"):
+            rebound = http.get(path, headers={"host": "evil.example"})
+            assert rebound.status_code == 421, path
+            framed = http.get(path, headers={"origin": "http://evil.example"})
+            assert framed.status_code == 403, path
+        # The page's own calls carry its origin and are served.
+        me = http.get("/v1/me", headers={"origin": open_api})
+        assert me.status_code == 200 and me.json()["name"] == "open"
+
+
 def test_agents_and_the_apis_own_pages_are_served(open_api: str) -> None:
     with httpx.Client(base_url=open_api, timeout=10) as http:
         assert http.post("/v1/memories", json=MEMORY).status_code == 201

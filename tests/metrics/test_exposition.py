@@ -15,7 +15,7 @@ from memory_core.brain.schema import SCOPES, TRACE_TYPES
 from memory_core.extraction.base import CATEGORIES
 from memory_core.jobs import QUEUES
 from memory_core.proposals import KINDS
-from reverie.api import proposal_routes, token_routes
+from reverie.api import dream_routes, proposal_routes, token_routes
 from reverie.api import routes as api_routes
 from reverie.compose import Process
 from reverie.observability.brain import BrainCollector
@@ -207,6 +207,7 @@ def allowed_label_values(client: TestClient) -> dict[str, set[str]]:
         *api_routes.router.routes,
         *token_routes.router.routes,
         *proposal_routes.router.routes,
+        *dream_routes.router.routes,
     ]
     routes = {r.path for r in app_routes if getattr(r, "path", "")} | {UNMATCHED_ROUTE}
     return {

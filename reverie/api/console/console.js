@@ -428,7 +428,8 @@ async function proposalsPage(params) {
       h("header", {}, box,
         h("span", { class: "badge " + p.kind }, p.kind),
         h("span", { class: "badge " + p.status }, p.status),
-        p.edited ? h("span", { class: "badge stale" }, "edited by hand") : null,
+        p.edited ? h("span", { class: "badge edited" }, "edited by hand") : null,
+        p.stale ? h("span", { class: "badge stale", title: "One of its memories changed since: accepting it is refused" }, "stale") : null,
         h("span", { class: "meta" }, p.id + " · " + age(p.age_seconds) + " old" +
           (p.confidence !== null && p.confidence !== undefined ? " · confidence " + p.confidence.toFixed(2) : ""))),
       h("p", {}, p.summary),
