@@ -14,13 +14,14 @@ import typer
 from memctl import output as out
 from memctl.state import state_of
 from memory_core import auth
+from memory_core.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from memctl.state import State
 
 app = typer.Typer(
     name="token",
-    help="Tokens for the API and MCP: create, list, revoke, reset.",
+    help="Tokens for the API and MCP: create, list, revoke, reset; and token-less access.",
     no_args_is_help=True,
 )
 
@@ -102,3 +103,43 @@ def reset(ctx: typer.Context, name: Annotated[str, typer.Argument()]) -> None:
     state = state_of(ctx)
     info, token = auth.reset_token(state.brain(), name)
     _show_new(state, info, token, "reset")
+
+
+@app.command()
+def anonymous(
+    ctx: typer.Context,
+    can: Annotated[
+        str | None,
+        typer.Option(
+            "--can",
+            help="Comma-separated capabilities requests without a token get: read,write,delete,"
+            "dream (never admin).",
+        ),
+    ] = None,
+    scope_id: Annotated[
+        list[str] | None,
+        typer.Option("--scope-id", help="Pin them to this scope id (repeatable)."),
+    ] = None,
+    off: Annotated[bool, typer.Option("--off", help="End the grant: no token, no access.")] = False,
+) -> None:
+    """Grant capabilities to requests without a token (off by default), or end the grant."""
+    state = state_of(ctx)
+    if off == (can is not None):
+        raise InvalidArgument("give --can CAPABILITIES, or --off")
+    if off:
+        info = auth.revoke_token(state.brain(), auth.ANONYMOUS_NAME)
+        if state.json:
+            out.emit_json(info.to_dict())
+        else:
+            out.console.print("requests without a token are refused again")
+        return
+    assert can is not None
+    info = auth.grant_anonymous(state.brain(create=True), can.split(","), scope_id or None)
+    if state.json:
+        out.emit_json(info.to_dict())
+        return
+    pinned = f", pinned to {', '.join(info.scope_ids)}" if info.scope_ids else ""
+    out.console.print(
+        f"requests without a token may {', '.join(info.capabilities)}{pinned} "
+        "(memctl token anonymous --off to end it)"
+    )

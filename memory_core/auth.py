@@ -16,6 +16,12 @@ the capabilities of its writes, not only the adapters.  Every tenant is an
 unpinned identity named as such (:data:`SYSTEM`, :data:`OPEN`), never a
 default.  A caller that names the scope ids it acts for (an agent's user, say)
 is confined to them the same way (:meth:`Identity.acting_as`), token or none.
+
+Requests without a token are refused once any token works, unless an admin
+granted them capabilities (:func:`grant_anonymous`, off by default): they then
+act as :data:`ANONYMOUS_NAME`, with those capabilities and scope ids, as any
+identity would.  The grant is a row of the tokens table that no secret opens,
+listed, revoked and pinned like a token; it never includes ``admin``.
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ TOKEN_PREFIX = "rvt_"
 _TOKEN = re.compile(r"rvt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 MAX_SCOPE_ID_LENGTH = 256
+# The grant to requests without a token: a tokens row whose id no token can name.
+ANONYMOUS_NAME = "anonymous"
 
 
 @dataclass(frozen=True)
@@ -194,6 +202,10 @@ def create_token(
         raise InvalidArgument(
             "name: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
         )
+    if name == ANONYMOUS_NAME:
+        raise Conflict(
+            f"{name!r} names the grant to requests without a token: memctl token anonymous"
+        )
     caps = _check_capabilities(capabilities)
     pinned = _check_scope_ids(scope_ids)
     token_id, secret, token = _new_secret()
@@ -241,6 +253,8 @@ def revoke_token(brain: Brain, name: str, *, now: float | None = None) -> TokenI
 
 def reset_token(brain: Brain, name: str, *, now: float | None = None) -> tuple[TokenInfo, str]:
     """A new secret for the token ``name`` (active or revoked); the old one stops working."""
+    if name == ANONYMOUS_NAME:
+        raise Conflict("the anonymous grant has no secret to reset: memctl token anonymous --can")
     token_id, secret, token = _new_secret()
     now = time.time() if now is None else now
     with brain.transaction() as conn:
@@ -260,8 +274,58 @@ def reset_token(brain: Brain, name: str, *, now: float | None = None) -> tuple[T
 def any_active_token(brain: Brain) -> bool:
     """Whether any token works: if none does, a loopback API may run open."""
     with brain.read() as conn:
-        row = conn.execute(text("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1")).first()
+        row = conn.execute(
+            text("SELECT 1 FROM tokens WHERE revoked_at IS NULL AND id != :anon LIMIT 1"),
+            {"anon": ANONYMOUS_NAME},
+        ).first()
     return row is not None
+
+
+def grant_anonymous(
+    brain: Brain,
+    capabilities: Iterable[str],
+    scope_ids: Iterable[str] | None = None,
+    *,
+    now: float | None = None,
+) -> TokenInfo:
+    """Let requests without a token act with ``capabilities`` (pinned to ``scope_ids``
+    when given), replacing any earlier grant; :func:`revoke_token` of
+    :data:`ANONYMOUS_NAME` ends it.  ``admin`` is refused: administering takes a token."""
+    caps = _check_capabilities(capabilities)
+    if ADMIN in caps:
+        raise InvalidArgument("requests without a token may not administer: make a token for that")
+    pinned = _check_scope_ids(scope_ids)
+    now = time.time() if now is None else now
+    values = {
+        "id": ANONYMOUS_NAME,
+        "caps": json.dumps(caps),
+        "scope_ids": json.dumps(pinned) if pinned is not None else None,
+        "now": now,
+    }
+    with brain.transaction() as conn:
+        conn.execute(text("DELETE FROM tokens WHERE id = :id OR name = :id"), values)
+        conn.execute(
+            text(
+                "INSERT INTO tokens (id, name, secret_sha256, capabilities, scope_ids, created_at) "
+                "VALUES (:id, :id, '', :caps, :scope_ids, :now)"
+            ),
+            values,
+        )
+    return TokenInfo(ANONYMOUS_NAME, ANONYMOUS_NAME, caps, pinned, now, None)
+
+
+def anonymous(brain: Brain) -> Identity | None:
+    """The identity of requests without a token, when an admin granted one; else None."""
+    with brain.read() as conn:
+        row = conn.execute(
+            text("SELECT * FROM tokens WHERE id = :id AND revoked_at IS NULL"),
+            {"id": ANONYMOUS_NAME},
+        ).first()
+    if row is None:
+        return None
+    info = _info(row)
+    pinned = frozenset(info.scope_ids) if info.scope_ids is not None else None
+    return Identity(ANONYMOUS_NAME, frozenset(info.capabilities), pinned, ANONYMOUS_NAME)
 
 
 # Compared against when the id is unknown, so that case costs what a wrong secret does.
@@ -290,12 +354,16 @@ def authenticate(brain: Brain, token: str | None) -> Identity:
 def identify(brain: Brain, authorization: str | None, *, open_allowed: bool) -> Identity:
     """The caller behind an ``Authorization`` header value (``Bearer rvt_...``).
 
-    Without one, the caller is :data:`OPEN` only while no token works and the
-    server may run open (bound to loopback); otherwise :class:`Unauthorized`.
+    Without one, the caller is :data:`OPEN` while no token works and the server
+    may run open (bound to loopback); else the anonymous grant, when an admin made
+    one; otherwise :class:`Unauthorized`.
     """
     if authorization is None or not authorization.strip():
         if open_allowed and not any_active_token(brain):
             return OPEN
+        granted = anonymous(brain)
+        if granted is not None:
+            return granted
         raise Unauthorized("a token is required: Authorization: Bearer rvt_...")
     scheme, _, token = authorization.strip().partition(" ")
     if scheme.lower() != "bearer" or not token.strip():

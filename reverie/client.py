@@ -161,11 +161,11 @@ class _Calls:
         return _Call("GET", f"/v1/turns/{turn_id}", types.TurnStatus)
 
     @staticmethod
-    def add(content: str, **fields: Any) -> _Call[types.TraceOut]:
+    def add(content: str, **fields: Any) -> _Call[types.MemoryAdded]:
         fields["tags"] = list(fields.get("tags", ()))
         fields["timestamp"] = _when(fields.get("timestamp"))
         body = _drop_none(content=content, **fields)
-        return _Call("POST", "/v1/memories", types.TraceOut, body=body)
+        return _Call("POST", "/v1/memories", types.MemoryAdded, body=body)
 
     @staticmethod
     def get(trace_id: str, include_deleted: bool) -> _Call[types.TraceOut]:
@@ -354,8 +354,9 @@ class Client(_Identity):
         importance: float = 0.5,
         metadata: dict[str, Any] | None = None,
         timestamp: datetime | float | None = None,
-    ) -> types.TraceOut:
-        """Store one memory; searchable when this returns."""
+    ) -> types.MemoryAdded:
+        """Store one memory; searchable when this returns.  Its ``duplicates`` are the
+        memories of the same scope id it repeats (merge instead of keeping both)."""
         return self._send(
             _Calls.add(
                 content,
@@ -547,7 +548,7 @@ class AsyncClient(_Identity):
     async def turn(self, turn_id: str) -> types.TurnStatus:
         return await self._send(_Calls.turn(turn_id))
 
-    async def add(self, content: str, **fields: Any) -> types.TraceOut:
+    async def add(self, content: str, **fields: Any) -> types.MemoryAdded:
         """As :meth:`Client.add`."""
         return await self._send(_Calls.add(content, **fields))
 

@@ -66,6 +66,23 @@ class TraceOut(Out):
     superseded_by: str | None = Field(None, description="The id of the statement that did.")
 
 
+class DuplicateOut(Out):
+    id: str
+    kind: Literal["exact", "near"] = Field(description="The same words, or the same fact.")
+    score: float = Field(description="1 for the same words; else the search's relevance.")
+    content: str
+
+
+class MemoryAdded(TraceOut):
+    """The stored memory, and the caller's memories it says again."""
+
+    duplicates: list[DuplicateOut] = Field(
+        default_factory=list,
+        description="Memories of the same scope id this one repeats, exactly or nearly "
+        "(as the merge verifier judges): merge instead of keeping both.",
+    )
+
+
 class Successor(Out):
     """The later statement that superseded a hit."""
 

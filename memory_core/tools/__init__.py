@@ -70,7 +70,9 @@ class Tool:
 _TABLE = (
     Tool(
         "memory_add",
-        "Store a new memory trace. Returns its id; searchable at once.",
+        "Store a new memory trace. Returns its id; searchable at once. An exact repeat "
+        "answers the memory already kept (existing); near repeats of the same fact are "
+        "listed as duplicates, to merge instead.",
         schemas.ADD,
         (WRITE,),
         handlers.add,

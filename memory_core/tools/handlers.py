@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory_core.consolidation.hints import duplicates_of
 from memory_core.errors import Forbidden, InvalidArgument, NotEnabled, NotFound
 from memory_core.inbox.turns import Turn, accept_turn
 from memory_core.jobs import Jobs
@@ -42,7 +43,18 @@ def add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         tags=args.get("tags", []),
         identity=ctx.identity,
     )
-    return {"traceId": trace_id}
+    repeated = duplicates_of(
+        ctx.brain,
+        trace_id,
+        args["content"],
+        scope=scope,
+        scope_id=scope_id,
+        identity=ctx.identity,
+        embedder=ctx.embedder,
+    )
+    if not repeated:
+        return {"traceId": trace_id}
+    return {"traceId": trace_id, "duplicates": [d.to_dict() for d in repeated]}
 
 
 def update(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:

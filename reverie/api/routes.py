@@ -13,6 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
 from memory_core import auth, forget, inbox
+from memory_core.consolidation import hints
 from memory_core.retrieval import feedback
 from memory_core.runtime import Runtime
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
@@ -95,9 +96,11 @@ def _send_embed(request: Request, trace_ids: list[str]) -> None:
     _runtime(request).jobs.embed(trace_ids)
 
 
-@router.post("/v1/memories", status_code=201, tags=["memories"], response_model=out.TraceOut)
+@router.post("/v1/memories", status_code=201, tags=["memories"], response_model=out.MemoryAdded)
 def post_memory(body: MemoryIn, request: Request, caller: CanWrite) -> dict[str, Any]:
-    """Store one memory trace; searchable when this answers."""
+    """Store one memory trace; searchable when this answers.  ``duplicates`` names the
+    caller's memories of the same scope id it says again (exact, or near as the merge
+    verifier judges), so an agent may merge instead."""
     brain = _brain(request)
     trace_id = mc.add_trace(
         brain,
@@ -112,7 +115,17 @@ def post_memory(body: MemoryIn, request: Request, caller: CanWrite) -> dict[str,
         identity=caller,
     )
     _send_embed(request, [trace_id])
-    return mc.get_trace(brain, trace_id, identity=caller).to_dict()
+    trace = mc.get_trace(brain, trace_id, identity=caller)
+    repeated = hints.duplicates_of(
+        brain,
+        trace_id,
+        trace.content,
+        scope=trace.scope,
+        scope_id=trace.scope_id,
+        identity=caller,
+        embedder=_runtime(request).query_embedder,
+    )
+    return {**trace.to_dict(), "duplicates": [d.to_dict() for d in repeated]}
 
 
 @router.get("/v1/memories", tags=["memories"], response_model=out.MemoryPage)
