@@ -348,6 +348,9 @@ def test_a_restarted_scheduler_replays_nothing_of_its_downtime(
     wait_until(lambda: runs(second, RECONCILE) == 1 and runs(second, DREAM_DUE) == 1)
     for _ in range(3):
         tick(clock, second, INTERVAL, RECONCILE)
+    # A run's event is in once it returned, and the due-pass check runs on its own thread,
+    # after the reconcile that tick waited for, or before it.
+    wait_until(lambda: min(len(log.scheduled(RECONCILE)), len(log.scheduled(DREAM_DUE))) >= 4)
     # The start-up run of each interval job, then one an interval: nothing of the downtime.
     every = [started + k * timedelta(seconds=INTERVAL) for k in range(4)]
     assert log.scheduled(RECONCILE) == every
