@@ -109,6 +109,8 @@ class HitOut(Out):
 
     id: str
     content: str
+    abstract: str = Field("", description="One line: its stored summary or first sentence.")
+    snippet: str = Field("", description="The passage that matched the query.")
     type: TraceType
     scope: Scope
     scope_id: str | None
@@ -395,3 +397,42 @@ class UndoneOut(Out):
     unit: str
     restored: list[str]
     removed: list[str]
+
+
+class SourceTurn(Out):
+    model_config = ConfigDict(extra="allow")
+
+    turn_id: str
+    timestamp: str | None
+
+
+class MemoryAtLevel(Out):
+    """One memory read short of whole: its abstract, an outline, or its sources."""
+
+    id: str
+    level: Literal["abstract", "outline", "sources"]
+    type: TraceType
+    scope: Scope
+    scope_id: str | None
+    occurred_at: str = Field(description="When it happened, ISO 8601 UTC.")
+    abstract: str
+    outline: list[str] | None = Field(None, description="A line per paragraph (outline).")
+    turns: list[SourceTurn] | None = Field(None, description="The turns, verbatim (sources).")
+    traces: list[Attached] | None = Field(None, description="The traces it cites (sources).")
+
+
+class ContextMemory(Out):
+    id: str
+    occurred_at: str
+    level: Literal["full", "abstract"]
+
+
+class ContextOut(Out):
+    """A block of the best memories for a query, to put in a prompt."""
+
+    context: str = Field(description="One line a memory, dated and with its id; empty: none.")
+    tokens: int = Field(description="Its size, estimated at four characters a token.")
+    budget_tokens: int
+    memories: list[ContextMemory]
+    left_out: int = Field(description="Found, but past the budget.")
+    degraded: list[str]

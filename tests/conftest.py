@@ -25,6 +25,7 @@ TOOL_NAMES = [
     "memory_search",
     "memory_reflect",
     "memory_post_turn",
+    "memory_context",
     "memory_read",
 ]
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_core import timeref
+from memory_core.traces import levels
 from memory_core.traces.model import Trace
 
 
@@ -26,6 +27,8 @@ class SearchHit:
     current: bool = True
     # The other traces of the same memory that matched: a fact's turn, a turn's facts.
     attached: list[Trace] = field(default_factory=list)
+    # The passage that matched the query (levels.snippet); "" when not made.
+    snippet: str = ""
 
     def validity(self) -> dict[str, Any]:
         """When the hit held, and what replaced it: the part every view of a hit shows."""
@@ -53,6 +56,8 @@ class SearchHit:
         return {
             "id": t.id,
             "content": t.content,
+            "abstract": levels.abstract(t),
+            "snippet": self.snippet or levels.abstract(t),
             "type": t.type,
             "scope": t.scope,
             "scope_id": t.scope_id,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, text
@@ -56,6 +56,7 @@ from memory_core.retrieval.query_embedding import (
 from memory_core.retrieval.results import SearchHit, SearchResponse
 from memory_core.settings import Settings
 from memory_core.supersession.questions import asks_now
+from memory_core.traces import levels
 from memory_core.traces.model import Trace, check_scope, check_tags, check_type
 
 log = logging.getLogger(__name__)
@@ -156,6 +157,7 @@ def search(
         _Judge(lex.mode, scores is not None, named, weights, answers, floor, now),
         limit,
     )
+    hits = [replace(h, snippet=levels.snippet(h.trace.content, query)) for h in hits]
     channels = ["bm25", *([VECTOR] if scores is not None else [])]
     return SearchResponse(hits, lex.mode, lex.query, degraded, channels)
 

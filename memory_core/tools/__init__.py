@@ -131,8 +131,19 @@ _TABLE = (
         handlers.post_turn,
     ),
     Tool(
+        "memory_context",
+        "The best memories for a query as one block to put in a prompt, dated and with "
+        "their ids, within a token budget.",
+        schemas.CONTEXT,
+        (READ,),
+        handlers.context,
+        handlers.record_context,
+        read_only=True,
+    ),
+    Tool(
         "memory_read",
-        "One memory trace in full (search lists only each one's first line).",
+        "One memory trace, in full or at the level asked: its one line, an outline, or the "
+        "verbatim turns it came from (search answers each hit's first line and a snippet).",
         schemas.READ,
         (READ,),
         handlers.read,

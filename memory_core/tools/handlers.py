@@ -16,9 +16,12 @@ from memory_core.errors import Forbidden, InvalidArgument, NotEnabled, NotFound
 from memory_core.inbox.turns import Turn, accept_turn
 from memory_core.jobs import Jobs
 from memory_core.retrieval import feedback
+from memory_core.retrieval.context import context as context_block
+from memory_core.retrieval.context import read_at
 from memory_core.retrieval.search import search as search_traces
 from memory_core.timeref import iso, parse_time
 from memory_core.tools.context import ToolContext
+from memory_core.traces import levels
 from memory_core.traces import store as traces
 from memory_core.traces.merge import merge_traces
 
@@ -113,6 +116,8 @@ def search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         {
             "id": h.trace.id,
             "content": h.trace.content,
+            "abstract": levels.abstract(h.trace),
+            "snippet": h.snippet,
             "type": h.trace.type,
             "scope": h.trace.scope,
             "strength": round(h.strength, 4),
@@ -163,15 +168,37 @@ def post_turn(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 
 def read(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    return traces.get_trace(ctx.brain, args["traceId"], identity=ctx.identity).to_dict()
+    return read_at(ctx.brain, args["traceId"], args.get("level", "full"), identity=ctx.identity)
+
+
+def context(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    scope = args.get("scope")
+    return context_block(
+        ctx.brain,
+        args["query"],
+        identity=ctx.identity,
+        budget_tokens=int(args.get("budgetTokens", 1000)),  # JSON counts 90.0 as an integer
+        scope=scope,
+        scope_id=ctx.scope_ids.get(scope) if scope else None,
+        embedder=ctx.embedder,
+    )
 
 
 # -- follow-ups: what a successful call leaves to the workers -----------------
 
 
 def record_read(args: dict[str, Any], result: dict[str, Any], jobs: Jobs) -> None:
-    # A memory read in full was used: once, however often it is read in the window.
-    jobs.retrieved([result["id"]], query_key=feedback.query_key("read", result["id"]))
+    # A memory read in full, or down to its sources, was used: once, however often it is
+    # read in the window.  Its one line or outline is a look, not a use.
+    if args.get("level", "full") in ("full", "sources"):
+        jobs.retrieved([result["id"]], query_key=feedback.query_key("read", result["id"]))
+
+
+def record_context(args: dict[str, Any], result: dict[str, Any], jobs: Jobs) -> None:
+    # What went into the prompt was used, as a search's results are.
+    ids = [m["id"] for m in result["memories"]]
+    asked = feedback.query_key("context", *(f"{k}={v!r}" for k, v in sorted(args.items())), *ids)
+    jobs.retrieved(ids, query_key=asked)
 
 
 def embed_added(args: dict[str, Any], result: dict[str, Any], jobs: Jobs) -> None:

@@ -166,7 +166,33 @@ POST_TURN: dict[str, Any] = {
 
 READ: dict[str, Any] = {
     "type": "object",
-    "properties": {"traceId": _TRACE_ID},
+    "properties": {
+        "traceId": _TRACE_ID,
+        "level": {
+            "type": "string",
+            "enum": ["abstract", "outline", "full", "sources"],
+            "default": "full",
+            "description": "How deep: one line, a line per paragraph, the whole trace, or "
+            "the verbatim turns and traces it came from.",
+        },
+    },
     "required": ["traceId"],
+    "additionalProperties": False,
+}
+
+CONTEXT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": _TEXT,
+        "scope": {"type": "string", "enum": list(SCOPES)},
+        "budgetTokens": {
+            "type": "integer",
+            "minimum": 50,
+            "maximum": 32000,
+            "default": 1000,
+            "description": "At most this many tokens (estimated at four characters each).",
+        },
+    },
+    "required": ["query"],
     "additionalProperties": False,
 }

@@ -210,3 +210,29 @@ class TokenIn(Body):
 class TagRenameIn(Body):
     from_: Tag = Field(alias="from", description="The tag to rename.")
     to: Tag = Field(description="Its new name (merged into it where a memory has both).")
+
+
+def _budget(value: Any) -> int:
+    """A token budget: a JSON integer (50 and 50.0 are one number in JSON), in range."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("an integer")
+    if not math.isfinite(value) or not float(value).is_integer():
+        raise ValueError("an integer")
+    if not BUDGET_RANGE[0] <= value <= BUDGET_RANGE[1]:
+        raise ValueError(f"between {BUDGET_RANGE[0]} and {BUDGET_RANGE[1]}")
+    return int(value)
+
+
+BUDGET_RANGE = (50, 32_000)
+Budget = Annotated[
+    int,
+    PlainValidator(_budget),
+    WithJsonSchema({"type": "integer", "minimum": BUDGET_RANGE[0], "maximum": BUDGET_RANGE[1]}),
+]
+
+
+class ContextIn(Body):
+    query: Text
+    scope: Scope | None = None
+    scope_id: Id | None = None
+    budget_tokens: Budget = Field(1000, description="At most this many tokens (estimated).")

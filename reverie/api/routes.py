@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
@@ -14,7 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 import memory_core as mc
 from memory_core import auth, forget, inbox
 from memory_core.consolidation import hints
-from memory_core.retrieval import feedback
+from memory_core.retrieval import context, feedback
 from memory_core.runtime import Runtime
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from memory_core.traces import history
@@ -23,6 +23,7 @@ from reverie import types as out
 from reverie.api.auth import identity, needs
 from reverie.api.errors import CODE_STATUS, error_body
 from reverie.api.models import (
+    ContextIn,
     FeedbackIn,
     MemoryIn,
     MemoryPatch,
@@ -159,13 +160,25 @@ def list_memories(
 @router.get(
     "/v1/memories/{trace_id}",
     tags=["memories"],
-    response_model=out.TraceOut,
+    response_model=out.TraceOut | out.MemoryAtLevel,
     responses=refusals(404),
 )
 def get_memory(
-    trace_id: str, request: Request, caller: CanRead, include_deleted: bool = False
+    trace_id: str,
+    request: Request,
+    caller: CanRead,
+    include_deleted: bool = False,
+    level: Annotated[
+        Literal["abstract", "outline", "full", "sources"],
+        Query(
+            description="How deep: one line, a line per paragraph, the whole trace (the "
+            "default), or the verbatim turns and traces it came from."
+        ),
+    ] = "full",
 ) -> dict[str, Any]:
-    """One trace in full."""
+    """One trace, at the level asked (the whole of it by default)."""
+    if level != "full":
+        return context.read_at(_brain(request), trace_id, level, identity=caller)
     trace = mc.get_trace(
         _brain(request), trace_id, include_deleted=include_deleted, identity=caller
     )
@@ -183,6 +196,25 @@ def memory_history(trace_id: str, request: Request, caller: CanRead) -> dict[str
     citing it, what it superseded and what superseded it, every change with the words
     before (a pass's merge, an accepted proposal, an edit), and the proposals naming it."""
     return history.trace_history(_brain(request), trace_id, identity=caller)
+
+
+@router.post("/v1/context", tags=["search"], response_model=out.ContextOut)
+def context_block(body: ContextIn, request: Request, caller: CanRead) -> dict[str, Any]:
+    """The best memories for a query as one block to put in a prompt, dated and with
+    their ids, within a token budget (whole while they fit, else each one's abstract)."""
+    found = context.context(
+        _brain(request),
+        body.query,
+        identity=caller,
+        budget_tokens=body.budget_tokens,
+        scope=body.scope,
+        scope_id=body.scope_id,
+        embedder=_runtime(request).query_embedder,
+    )
+    ids = [m["id"] for m in found["memories"]]
+    asked = feedback.query_key(caller.token_id or caller.name, "context", body.query, *ids)
+    _runtime(request).jobs.retrieved(ids, query_key=asked, event_id=feedback.new_event_id())
+    return found
 
 
 @router.get("/v1/tags", tags=["memories"], response_model=out.TagsOut)

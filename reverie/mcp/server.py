@@ -114,6 +114,8 @@ def tool_result(name: str, result: dict[str, Any]) -> types.CallToolResult:
             for r in result["results"]
         ]
         text = "\n".join(rows) or "no matches"
+    elif name == "memory_context":  # the block itself, ready to put in a prompt
+        text = result["context"] or "no memories for this"
     else:
         text = _json(result)
     return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)
@@ -148,8 +150,10 @@ def _refusal(e: mc.ReverieError) -> MCPError:
 
 INSTRUCTIONS = (
     "Long-term memory. memory_search lists matches one per line (id, first line, score); "
-    "read the ones you need in full with memory_read or the memory://memories/{id} resource. "
-    "Record each exchange with memory_post_turn; store a fact directly with memory_add."
+    "read the ones you need with memory_read (level: abstract, outline, full or sources) or "
+    "the memory://memories/{id} resource; memory_context answers the best as one block "
+    "within a token budget. Record each exchange with memory_post_turn; store a fact "
+    "directly with memory_add."
 )
 
 

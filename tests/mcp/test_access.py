@@ -34,6 +34,7 @@ NEEDS: dict[str, frozenset[str]] = {
     "memory_search": frozenset({"read"}),
     "memory_reflect": frozenset({"dream"}),
     "memory_post_turn": frozenset({"write"}),
+    "memory_context": frozenset({"read"}),
     "memory_read": frozenset({"read"}),
     "memory://memories/{id}": frozenset({"read"}),
     "memory://proposals": frozenset({"read"}),
@@ -80,6 +81,7 @@ def _prepare(operation: str, brain: mc.Brain) -> Callable[[Client], Awaitable[Ou
         "memory_search": lambda: {"query": "gardening"},
         "memory_reflect": lambda: {},
         "memory_post_turn": lambda: {"user": "hi", "assistant": "hello", "scope_id": "u1"},
+        "memory_context": lambda: {"query": "gardening"},
         "memory_read": lambda: {"traceId": _fresh(brain)},
     }[operation]()
 

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
-EIGHT_TOOLS = TOOL_NAMES
+ALL_TOOLS = TOOL_NAMES
 TOMATOES = "Alice grows tomatoes.\nShe waters them daily."
 
 
@@ -40,13 +40,13 @@ async def search_until(client: Client, query: str, timeout: float = 15.0) -> lis
             await anyio.sleep(0.1)
 
 
-def test_stdio_lists_eight_tools_whose_six_memory_schemas_are_the_http_apis(
+def test_stdio_lists_every_tool_whose_memory_schemas_are_the_http_apis(
     over_stdio: Connect,
 ) -> None:
     async def scenario() -> None:
         async with over_stdio() as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert list(tools) == EIGHT_TOOLS
+            assert list(tools) == ALL_TOOLS
             for name, spec in TOOL_SCHEMAS.items():
                 assert tools[name].input_schema == spec["parameters"]
                 assert tools[name].description == spec["description"]
