@@ -24,6 +24,7 @@ from memory_core.embedders.base import Embedder
 from memory_core.errors import ReverieError
 from memory_core.jobs import Jobs, JobSender, NoQueue
 from memory_core.retrieval.query_embedding import QueryEmbedder, Unusable, query_embedder_for
+from memory_core.retrieval.rerank import Reranker
 from memory_core.settings import Settings
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class Runtime:
         self._query_embedder: QueryEmbedder | None = None
         self._extract: ExtractTurn | None = None
         self._batcher: TurnBatcher | None = None
+        self._reranker: Reranker | None = None
 
     @classmethod
     def open(
@@ -132,11 +134,24 @@ class Runtime:
                     self._batcher = TurnBatcher(self.brain, self.jobs.ingest)
         return self._batcher.submit(turn)
 
+    def reranker(self) -> Reranker | None:
+        """This process's client of the rerank endpoints (made on first use); None when
+        none is configured (``REVERIE_RERANK_ENDPOINTS``)."""
+        if not self.settings.rerank_endpoints:
+            return None
+        with self._lock:
+            if self._reranker is None:
+                self._reranker = Reranker(self.settings)
+            return self._reranker
+
     def close(self) -> None:
         """Stop the group commit and the query embedding threads; close the brain."""
         with self._lock:
             batcher, self._batcher = self._batcher, None
             query, self._query_embedder = self._query_embedder, None
+            reranker, self._reranker = self._reranker, None
+        if reranker is not None:
+            reranker.close()
         if batcher is not None:
             batcher.close()
         if query is not None:

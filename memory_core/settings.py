@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import Field, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -34,6 +34,21 @@ ENV_PREFIX = "REVERIE_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"
 
 _toml_values: ContextVar[dict[str, Any] | None] = ContextVar("_toml_values", default=None)
+
+
+class RerankEndpoint(BaseModel):
+    """One rerank endpoint: its URL, and the model and bearer key it may need."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(pattern=r"^https?://")
+    model: str | None = None
+    api_key: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_url_alone(cls, value: Any) -> Any:
+        return {"url": value} if isinstance(value, str) else value
 
 
 class _TomlSource(PydanticBaseSettingsSource):
@@ -172,6 +187,20 @@ class Settings(BaseSettings):
         0.5,
         ge=0,
         description="Weight of a turn's stream neighbours in its vector similarity; 0: off.",
+    )
+    rerank_endpoints: list[RerankEndpoint] = Field(
+        default_factory=list,
+        description="Rerank endpoints tried in order (a JSON list of URLs or of "
+        '{"url", "model", "api_key"}; Cohere-style /rerank); empty: no second stage.',
+    )
+    rerank_timeout_s: float = Field(
+        2.0, gt=0, description="What the rerank stage may take at most, every endpoint tried."
+    )
+    rerank_weight: float = Field(
+        0.5, ge=0, le=1, description="Share of the rerank score in a hit's final score."
+    )
+    rerank_candidates: int = Field(
+        30, ge=1, le=200, description="How many of the fused best the reranker reorders."
     )
     search_approximate_from: int = Field(
         250_000,

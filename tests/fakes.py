@@ -60,3 +60,52 @@ class FakeLLM:
                 "usage": {"total_tokens": tokens},
             }
         )
+
+
+class FakeRerank:
+    """A Cohere-style ``/rerank`` endpoint on 127.0.0.1 that scores a document by
+    whether it holds ``favourite``, or misbehaves as told: ``slow`` seconds before it
+    answers, a ``status`` of its own, or a ``malformed`` body."""
+
+    def __init__(self, favourite: str) -> None:
+        self.favourite = favourite
+        self.slow = 0.0
+        self.status = 200
+        self.malformed: bytes | None = None
+        self.requests: list[dict[str, Any]] = []
+        self.release = threading.Event()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length))
+                fake.requests.append({"headers": dict(self.headers), "json": body})
+                if fake.slow:
+                    fake.release.wait(fake.slow)
+                results = [
+                    {"index": k, "relevance_score": 0.9 if fake.favourite in doc else 0.1}
+                    for k, doc in enumerate(body["documents"])
+                ]
+                raw = fake.malformed or json.dumps({"results": results}).encode()
+                try:
+                    self.send_response(fake.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/rerank"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()

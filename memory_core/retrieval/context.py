@@ -20,6 +20,7 @@ from memory_core.auth import Identity
 from memory_core.brain.db import Brain
 from memory_core.errors import InvalidArgument
 from memory_core.retrieval.query_embedding import SearchEmbedder
+from memory_core.retrieval.rerank import Reranker
 from memory_core.retrieval.search import search
 from memory_core.traces import levels
 from memory_core.traces.model import Trace
@@ -105,6 +106,7 @@ def context(
     scope: str | None = None,
     scope_id: str | None = None,
     embedder: SearchEmbedder = None,
+    reranker: Reranker | None = None,
 ) -> dict[str, Any]:
     """The best memories for ``query`` as one block to put in a prompt, within
     ``budget_tokens`` (estimated, :func:`estimate_tokens`): each line dated and with
@@ -121,6 +123,7 @@ def context(
         limit=CONTEXT_CANDIDATES,
         identity=identity,
         embedder=embedder,
+        reranker=reranker,
     )
     header = f"Memories relevant to: {levels.line(query)}"
     lines = [header]

@@ -44,6 +44,7 @@ from memory_core.retrieval import (
     quoted,
     ranking,
     relevance,
+    rerank,
 )
 from memory_core.retrieval.filters import Filters, check_as_of, check_limit, check_min_score
 from memory_core.retrieval.lexical import natural_query
@@ -53,6 +54,7 @@ from memory_core.retrieval.query_embedding import (
     SearchEmbedder,
     Unusable,
 )
+from memory_core.retrieval.rerank import Reranker
 from memory_core.retrieval.results import SearchHit, SearchResponse
 from memory_core.settings import Settings
 from memory_core.supersession.questions import asks_now
@@ -63,6 +65,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 VECTOR = "vector"
+RERANK = "rerank"
 _ID_CHUNK = 500
 
 __all__ = ["Filters", "SearchHit", "SearchResponse", "natural_query", "search"]
@@ -82,6 +85,7 @@ def search(
     embedder: SearchEmbedder,
     now: float | None = None,
     min_score: float | None = None,
+    reranker: Reranker | None = None,
 ) -> SearchResponse:
     """Best-first traces for ``query`` among those ``identity`` sees passing every filter.
 
@@ -91,6 +95,8 @@ def search(
     without the channel.
     ``min_score``: hits of lower relevance (:mod:`memory_core.retrieval.relevance`) are left
     out; None: the ``search_min_score`` setting; 0: none is.
+    ``reranker``: a second stage reorders the best ``rerank_candidates`` hits
+    (:mod:`memory_core.retrieval.rerank`); None: the fused order stands.
     """
     within = acting(identity).within
     if not isinstance(query, str) or not query.strip():
@@ -133,7 +139,8 @@ def search(
         # than ``limit`` of the best, which a floor and the folding may thin out (and, for
         # a question of now, as many as the latest answer is looked for among).
         now_asked = s.search_latest_first and scores is not None and asks_now(query)
-        reads = max(limit * (FLOOR_READS if floor > 0 else MEMORY_READS), limit)
+        wanted = max(limit, reranker.candidates) if reranker is not None else limit
+        reads = max(wanted * (FLOOR_READS if floor > 0 else MEMORY_READS), wanted)
         best = ranked[: max(reads, latest.DEPTH * MEMORY_READS) if now_asked else reads]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
         memories = {seq: trace.memory for seq, trace in full.items()}
@@ -155,11 +162,30 @@ def search(
         full,
         successors,
         _Judge(lex.mode, scores is not None, named, weights, answers, floor, now),
-        limit,
+        wanted,
     )
-    hits = [replace(h, snippet=levels.snippet(h.trace.content, query)) for h in hits]
+    if reranker is not None and len(hits) > 1:
+        hits = _reranked(reranker, query, hits, degraded)
+    hits = [replace(h, snippet=levels.snippet(h.trace.content, query)) for h in hits[:limit]]
     channels = ["bm25", *([VECTOR] if scores is not None else [])]
     return SearchResponse(hits, lex.mode, lex.query, degraded, channels)
+
+
+def _reranked(
+    reranker: Reranker, query: str, hits: list[SearchHit], degraded: list[str]
+) -> list[SearchHit]:
+    """The hits in the order the second stage and the fused scores give together; the
+    fused order, and ``rerank`` among the degraded, when no endpoint answered."""
+    got = reranker.scores(query, [h.trace.content for h in hits])
+    if got is None:
+        degraded.append(RERANK)
+        return hits
+    final = rerank.merged([h.score for h in hits], got, reranker.weight)
+    order = sorted(range(len(hits)), key=lambda k: -final[k])
+    return [
+        replace(hits[k], score=final[k], adjustments={**hits[k].adjustments, RERANK: got[k]})
+        for k in order
+    ]
 
 
 # The relevance of a statement of what the query asks ("what is my job": "I became a

@@ -12,6 +12,7 @@ from memory_core.errors import NotEnabled
 from memory_core.inbox.turns import Accepted, Turn
 from memory_core.jobs import Jobs
 from memory_core.retrieval.query_embedding import SearchEmbedder
+from memory_core.retrieval.rerank import Reranker
 
 if TYPE_CHECKING:
     from memory_core.runtime import Runtime
@@ -28,7 +29,8 @@ class ToolContext:
     search queries (None: BM25 alone); ``reflect`` runs or queues a dream pass
     (None: not available to this caller); ``submit_turn`` commits and queues a
     posted turn (None: committed to the inbox, where reconcile finds it);
-    ``jobs`` takes each call's follow-up work (None: none is sent).  A process
+    ``jobs`` takes each call's follow-up work (None: none is sent); ``reranker`` reorders
+    searches' best (None: the fused order).  A process
     makes its contexts with :meth:`of`.
     """
 
@@ -39,6 +41,7 @@ class ToolContext:
     embedder: SearchEmbedder = None
     submit_turn: Callable[[Turn], tuple[Accepted, bool]] | None = None
     jobs: Jobs | None = None
+    reranker: Reranker | None = None
 
     def __post_init__(self) -> None:
         self.identity = self.identity.acting_as(self.scope_ids.values())
@@ -66,6 +69,7 @@ class ToolContext:
             embedder=runtime.query_embedder,
             submit_turn=submit_turn or runtime.submit_turn,
             jobs=runtime.jobs,
+            reranker=runtime.reranker(),
         )
 
 

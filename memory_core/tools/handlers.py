@@ -111,6 +111,7 @@ def search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         identity=ctx.identity,
         min_score=args.get("minScore"),
         embedder=ctx.embedder,
+        reranker=ctx.reranker,
     )
     results = [
         {
@@ -181,6 +182,7 @@ def context(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         scope=scope,
         scope_id=ctx.scope_ids.get(scope) if scope else None,
         embedder=ctx.embedder,
+        reranker=ctx.reranker,
     )
 
 

@@ -210,6 +210,7 @@ def context_block(body: ContextIn, request: Request, caller: CanRead) -> dict[st
         scope=body.scope,
         scope_id=body.scope_id,
         embedder=_runtime(request).query_embedder,
+        reranker=_runtime(request).reranker(),
     )
     ids = [m["id"] for m in found["memories"]]
     asked = feedback.query_key(caller.token_id or caller.name, "context", body.query, *ids)
@@ -366,6 +367,7 @@ def search(
         identity=caller,
         min_score=min_score,
         embedder=_runtime(request).query_embedder,
+        reranker=_runtime(request).reranker(),
     )
     metrics: Metrics | None = request.app.state.metrics
     if metrics is not None:
