@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 import memory_core as mc
-from memctl import dream_cli, io_cli, mcp_cli, serve_cli
+from memctl import dream_cli, io_cli, mcp_cli, serve_cli, setup_cli
 from memctl import output as out
 from memctl.proposals_cli import app as proposals_app
 from memctl.state import State, state_of
@@ -440,6 +440,7 @@ dream_cli.register(app)
 serve_cli.register(app)
 io_cli.register(app)
 mcp_cli.register(app)
+setup_cli.register(app)
 
 
 def json_anywhere(args: list[str]) -> list[str]:

@@ -236,7 +236,11 @@ def memctl_up(env: dict[str, str], log: Path) -> Iterator[tuple[str, subprocess.
 
 
 def memctl_in_process(
-    args: list[str], *, env: dict[str, str | None] | None = None, cwd: Path | None = None
+    args: list[str],
+    *,
+    env: dict[str, str | None] | None = None,
+    cwd: Path | None = None,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """memctl's entry point (``main``, which maps errors to exit codes) run in this
     process, with stdin, stdout, stderr, the environment (no REVERIE_* of the
@@ -254,7 +258,7 @@ def memctl_in_process(
     wanted |= env or {}
     root = logging.getLogger()
     handlers, level, here = root.handlers[:], root.level, os.getcwd()
-    with CliRunner().isolation(env=wanted) as (stdout, stderr, _):
+    with CliRunner().isolation(input=input, env=wanted) as (stdout, stderr, _):
         try:
             if cwd is not None:
                 os.chdir(cwd)

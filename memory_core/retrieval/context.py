@@ -23,8 +23,8 @@ from memory_core.retrieval.query_embedding import SearchEmbedder
 from memory_core.retrieval.rerank import Reranker
 from memory_core.retrieval.search import search
 from memory_core.traces import levels
-from memory_core.traces.model import Trace
-from memory_core.traces.store import fetch_trace, get_trace, visible
+from memory_core.traces.model import TURN_TAG, Trace
+from memory_core.traces.store import MAX_PAGE, fetch_trace, get_trace, list_traces, visible
 
 # How many of a search's best the context call considers.
 CONTEXT_CANDIDATES = 20
@@ -153,3 +153,26 @@ def context(
         "left_out": len(found.results) - len(shown),
         "degraded": found.degraded,
     }
+
+
+def known_of(brain: Brain, scope_id: str, *, identity: Identity, budget_tokens: int = 800) -> str:
+    """What is known of one user, newest stored first, as a block to open a session
+    with: each memory's abstract, dated and with its id, within ``budget_tokens``; the
+    turns' verbatim episodes are left out (their facts say it shorter).  "" when none."""
+    if not MIN_BUDGET <= budget_tokens <= MAX_BUDGET:
+        raise InvalidArgument(
+            f"budget_tokens: between {MIN_BUDGET} and {MAX_BUDGET}; got {budget_tokens}"
+        )
+    header = f"What you remember of {scope_id} (memory_search and memory_read for more):"
+    lines, used = [header], estimate_tokens(header)
+    page = list_traces(brain, scope_id=scope_id, limit=MAX_PAGE, identity=identity)
+    for t in page.traces:
+        if TURN_TAG in t.tags or t.superseded_by is not None:
+            continue
+        line = f"- [{timeref.iso(t.occurred_at)[:10]}] ({t.id}) {levels.abstract(t)}"
+        cost = estimate_tokens(line) + 1
+        if used + cost > budget_tokens:
+            break
+        lines.append(line)
+        used += cost
+    return "\n".join(lines) if len(lines) > 1 else ""
