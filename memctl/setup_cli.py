@@ -188,9 +188,19 @@ def _post(
     out.note(f"posted {fresh} turn(s) of {conversation} for {user}")
 
 
+def _json_object(raw: str, what: str) -> dict[str, Any]:
+    try:
+        doc = json.loads(raw)
+    except ValueError as e:
+        raise mc.InvalidArgument(f"{what} is not JSON: {e}") from e
+    if not isinstance(doc, dict):
+        raise mc.InvalidArgument(f"{what} is not a JSON object")
+    return doc
+
+
 def session_end(ctx: typer.Context, user: User) -> None:
     """Post a finished Claude Code session's turns (its hook input names the transcript)."""
-    payload = json.loads(sys.stdin.read() or "{}")
+    payload = _json_object(sys.stdin.read() or "{}", "the hook's input")
     session = str(payload.get("session_id") or "session")
     path = payload.get("transcript_path")
     if not path or not Path(path).exists():
@@ -207,7 +217,7 @@ def codex_turn(
     payload: Annotated[str, typer.Argument(help="The turn, as Codex's notify passes it.")],
 ) -> None:
     """Post the turn Codex just finished (its notify program's JSON argument)."""
-    event = json.loads(payload)
+    event = _json_object(payload, "PAYLOAD")
     if event.get("type") != "agent-turn-complete":
         return
     said = "\n\n".join(str(m) for m in event.get("input-messages") or [] if str(m).strip())

@@ -262,3 +262,11 @@ def test_the_codex_notify_hook_posts_the_finished_turn_once(memctl: Run, brain: 
     assert [t.content for t in listed if "turn" in t.tags] == [
         "User: Remember that my passport expires in March 2027.\n\nAssistant: Noted: March 2027."
     ]
+
+
+def test_a_hook_given_no_json_says_so_and_posts_nothing(memctl: Run, brain: mc.Brain) -> None:
+    bad = memctl("hook", "session-end", "--user", "ana", stdin="{oops")
+    assert bad.returncode == 2 and "the hook's input is not JSON" in bad.stderr
+    bad = memctl("hook", "codex-turn", "--user", "ana", "[1, 2]")
+    assert bad.returncode == 2 and "not a JSON object" in bad.stderr
+    assert mc.list_traces(brain, identity=SYSTEM).traces == []

@@ -216,6 +216,8 @@ function memoryCard(trace, extra) {
       h("span", { class: "meta" }, "user " + (trace.scope_id || "—")),
       h("a", { href: "#/memory/" + encodeURIComponent(trace.id), "aria-label": "Open memory " + trace.id }, "Open")),
     h("div", { class: "content" }, shorten(trace.content, 400)),
+    trace.snippet && trace.snippet !== trace.content && trace.content.length > 400
+      ? h("div", { class: "meta" }, "matched: " + trace.snippet) : null,
     h("div", { class: "meta" },
       "happened " + when(trace.occurred_at) + " · stored " + when(trace.created_at) +
       " · last used " + when(trace.last_accessed) +
