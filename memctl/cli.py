@@ -150,6 +150,14 @@ def search(
     scope: Annotated[str | None, typer.Option(help="Only this scope.")] = None,
     scope_id: Annotated[str | None, typer.Option("--scope-id", help="Only this scope id.")] = None,
     tags: Annotated[str | None, typer.Option(help="Only traces with all these tags.")] = None,
+    tags_expr: Annotated[
+        str | None,
+        typer.Option(
+            "--tags-expr",
+            help="Only traces passing this tag expression: a & (b | /^c/) & !d, key=value, "
+            "mutex(a, b), @named.",
+        ),
+    ] = None,
     limit: Annotated[int, typer.Option(help="How many results, 1 to 100.")] = 10,
     min_score: Annotated[
         float | None,
@@ -175,9 +183,11 @@ def search(
         as_of=mc.parse_time(as_of, "--as-of"),
         identity=mc.OPEN,
         embedder=runtime.query_embedder,
+        reranker=runtime.reranker(),
+        tags_expr=tags_expr,
     )
     for channel in response.degraded:
-        out.warn(f"searched without the {channel} channel (its embedder is unavailable)")
+        out.warn(f"searched without {channel}: it did not answer")
     if state.json:
         out.emit_json(response.to_dict())
         return

@@ -436,3 +436,7 @@ class ContextOut(Out):
     memories: list[ContextMemory]
     left_out: int = Field(description="Found, but past the budget.")
     degraded: list[str]
+
+
+class PredicatesOut(Out):
+    predicates: dict[str, str] = Field(description="Each named predicate's expression.")

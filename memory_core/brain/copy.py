@@ -46,6 +46,7 @@ COPIED: tuple[Table, ...] = (
     schema.proposals,
     schema.retrieval_events,
     schema.tokens,
+    schema.tag_predicates,
 )
 _WRITTEN_ORDER = {"inbox_turns", "proposals"}
 # Keys of brain_meta that belong to one brain's running state, not to what it knows.

@@ -269,6 +269,15 @@ tokens = Table(
     Column("revoked_at", Float, nullable=True),
 )
 
+# Named tag predicates (``@name`` in a tag expression), managed by admins.
+tag_predicates = Table(
+    "tag_predicates",
+    metadata,
+    Column("name", Text, primary_key=True),
+    Column("expression", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
 leases = Table(
     "leases",
     metadata,

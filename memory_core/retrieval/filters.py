@@ -21,6 +21,8 @@ class Filters:
     tags: tuple[str, ...] = ()
     as_of: float | None = None
     within: frozenset[str] | None = None  # the caller is confined to these scope ids
+    # A tag expression as an SQL condition over ``t`` and its parameters (tagexpr).
+    expression: tuple[str, dict[str, Any]] | None = None
 
     def only_active(self) -> bool:
         """Whether "not deleted" is the only filter (BM25 then ranks in the index alone)."""
@@ -31,6 +33,7 @@ class Filters:
             and not self.tags
             and self.as_of is None
             and self.within is None
+            and self.expression is None
         )
 
     def sql(self) -> tuple[str, dict[str, Any]]:
@@ -60,6 +63,10 @@ class Filters:
         for i, tag in enumerate(self.tags):
             clauses.append(f"EXISTS (SELECT 1 FROM json_each(t.tags) WHERE value = :f_tag{i})")
             params[f"f_tag{i}"] = tag
+        if self.expression is not None:
+            condition, values = self.expression
+            clauses.append(condition)
+            params.update(values)
         return " AND ".join(clauses), params
 
 

@@ -45,6 +45,7 @@ from memory_core.retrieval import (
     ranking,
     relevance,
     rerank,
+    tagexpr,
 )
 from memory_core.retrieval.filters import Filters, check_as_of, check_limit, check_min_score
 from memory_core.retrieval.lexical import natural_query
@@ -86,6 +87,7 @@ def search(
     now: float | None = None,
     min_score: float | None = None,
     reranker: Reranker | None = None,
+    tags_expr: str | None = None,
 ) -> SearchResponse:
     """Best-first traces for ``query`` among those ``identity`` sees passing every filter.
 
@@ -95,13 +97,21 @@ def search(
     without the channel.
     ``min_score``: hits of lower relevance (:mod:`memory_core.retrieval.relevance`) are left
     out; None: the ``search_min_score`` setting; 0: none is.
+    ``tags_expr``: a tag expression (:mod:`memory_core.retrieval.tagexpr`), a hard
+    filter like ``tags``.
     ``reranker``: a second stage reorders the best ``rerank_candidates`` hits
     (:mod:`memory_core.retrieval.rerank`); None: the fused order stands.
     """
     within = acting(identity).within
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgument("query must be a non-empty string")
+    expression = None
+    if tags_expr is not None:
+        with brain.read() as conn:
+            compiled = tagexpr.compile_expression(brain, conn, tags_expr)
+        expression = (compiled.sql, compiled.params)
     filters = Filters(
+        expression=expression,
         type=check_type(type) if type is not None else None,
         scope=check_scope(scope) if scope is not None else None,
         scope_id=scope_id,

@@ -112,6 +112,7 @@ def search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         min_score=args.get("minScore"),
         embedder=ctx.embedder,
         reranker=ctx.reranker,
+        tags_expr=args.get("tagsExpr"),
     )
     results = [
         {

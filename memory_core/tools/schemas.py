@@ -11,6 +11,7 @@ from typing import Any
 
 from memory_core.brain.schema import NO_NUL, NOT_BLANK, SCOPES, SOME_TEXT, TRACE_TYPES
 from memory_core.inbox.turns import MAX_ID_LENGTH, ROLES
+from memory_core.retrieval import tagexpr
 from memory_core.timeref import EPOCH_RANGE
 from memory_core.traces.model import MAX_TAG_LENGTH, MAX_TAGS
 
@@ -85,6 +86,13 @@ SEARCH: dict[str, Any] = {
         "type": {"type": "string", "enum": list(TRACE_TYPES)},
         "scope": {"type": "string", "enum": list(SCOPES)},
         "tags": {**_TAGS, "description": "Only traces carrying every one of these tags."},
+        "tagsExpr": {
+            "type": "string",
+            "pattern": tagexpr.PATTERN,
+            "maxLength": 1000,
+            "description": "Only traces passing this tag expression: a & b, a | b, !a, "
+            "(...), key=value, /regex/, mutex(a, b), @named.",
+        },
         "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
         "minScore": {
             "type": "number",

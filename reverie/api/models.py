@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from memory_core.brain.schema import NO_NUL, SOME_TEXT
+from memory_core.retrieval import tagexpr
 from memory_core.timeref import EPOCH_RANGE
 from memory_core.traces.model import MAX_TAG_LENGTH, MAX_TAGS
 from reverie.types import Scope, TraceType
@@ -236,3 +237,7 @@ class ContextIn(Body):
     scope: Scope | None = None
     scope_id: Id | None = None
     budget_tokens: Budget = Field(1000, description="At most this many tokens (estimated).")
+
+
+class PredicateIn(Body):
+    expression: Annotated[str, Field(max_length=tagexpr.MAX_LENGTH, pattern=tagexpr.PATTERN)]

@@ -7,14 +7,14 @@ import time
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
 from memory_core import auth, forget, inbox
 from memory_core.consolidation import hints
-from memory_core.retrieval import context, feedback
+from memory_core.retrieval import context, feedback, tagexpr
 from memory_core.runtime import Runtime
 from memory_core.tools import TOOL_SCHEMAS, ToolContext, call_tool
 from memory_core.traces import history
@@ -28,6 +28,7 @@ from reverie.api.models import (
     MemoryIn,
     MemoryPatch,
     MergeIn,
+    PredicateIn,
     TagRenameIn,
     TurnIn,
     WhenQuery,
@@ -44,6 +45,7 @@ CanRead = Annotated[mc.Identity, Depends(needs(auth.READ))]
 CanWrite = Annotated[mc.Identity, Depends(needs(auth.WRITE))]
 CanDelete = Annotated[mc.Identity, Depends(needs(auth.DELETE))]
 CanMerge = Annotated[mc.Identity, Depends(needs(auth.WRITE, auth.DELETE))]
+CanAdmin = Annotated[mc.Identity, Depends(needs(auth.ADMIN))]
 Caller = Annotated[mc.Identity, Depends(identity)]
 
 
@@ -236,6 +238,43 @@ def rename_tag(body: TagRenameIn, request: Request, caller: CanWrite) -> dict[st
     return tags_.rename_tag(_brain(request), body.from_, body.to, identity=caller)
 
 
+@router.get("/v1/tag-predicates", tags=["memories"], response_model=out.PredicatesOut)
+def list_predicates(request: Request, caller: CanRead) -> dict[str, Any]:
+    """The named tag predicates (``@name`` in a tag expression)."""
+    return {"predicates": tagexpr.list_predicates(_brain(request), identity=caller)}
+
+
+@router.put(
+    "/v1/tag-predicates/{name}",
+    tags=["memories"],
+    response_model=out.PredicatesOut,
+    responses=refusals(404, 422),
+)
+def save_predicate(
+    name: Annotated[str, Path(pattern=tagexpr.NAME_PATTERN)],
+    body: PredicateIn,
+    request: Request,
+    caller: CanAdmin,
+) -> dict[str, Any]:
+    """Store (or replace) ``@name``: refused when it does not compile or names itself."""
+    tagexpr.save_predicate(_brain(request), name, body.expression, identity=caller)
+    return {"predicates": tagexpr.list_predicates(_brain(request), identity=caller)}
+
+
+@router.delete(
+    "/v1/tag-predicates/{name}",
+    tags=["memories"],
+    response_model=out.PredicatesOut,
+    responses=refusals(404),
+)
+def delete_predicate(
+    name: Annotated[str, Path(pattern=tagexpr.NAME_PATTERN)], request: Request, caller: CanAdmin
+) -> dict[str, Any]:
+    """Forget ``@name``."""
+    tagexpr.delete_predicate(_brain(request), name, identity=caller)
+    return {"predicates": tagexpr.list_predicates(_brain(request), identity=caller)}
+
+
 @router.get("/v1/me", tags=["tokens"], response_model=out.IdentityOut)
 def me(caller: Caller) -> dict[str, Any]:
     """The caller: its token's name, capabilities and pinned scope ids."""
@@ -322,7 +361,9 @@ def forget_scope_id(
     return forgotten.to_dict()
 
 
-@router.get("/v1/search", tags=["search"], response_model=out.SearchOut)
+@router.get(
+    "/v1/search", tags=["search"], response_model=out.SearchOut, responses=refusals(404, 422)
+)
 def search(
     request: Request,
     caller: CanRead,
@@ -331,6 +372,15 @@ def search(
     scope: Annotated[Scope | None, Query()] = None,
     scope_id: Annotated[str | None, Query()] = None,
     tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
+    tags_expr: Annotated[
+        str | None,
+        Query(
+            max_length=tagexpr.MAX_LENGTH,
+            pattern=tagexpr.PATTERN,
+            description="A tag expression: a & b, a | b, !a, (...), key=value, /regex/, "
+            "mutex(a, b), @named; an unknown tag is refused with the nearest one.",
+        ),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     min_score: Annotated[
         float | None,
@@ -368,6 +418,7 @@ def search(
         min_score=min_score,
         embedder=_runtime(request).query_embedder,
         reranker=_runtime(request).reranker(),
+        tags_expr=tags_expr,
     )
     metrics: Metrics | None = request.app.state.metrics
     if metrics is not None:
@@ -380,7 +431,16 @@ def search(
     # feedback window counts once.
     ids = [h.trace.id for h in response.results]
     asked = feedback.query_key(
-        caller.token_id or caller.name, q, type, scope, scope_id, tag_list, limit, as_of, *ids
+        caller.token_id or caller.name,
+        q,
+        type,
+        scope,
+        scope_id,
+        tag_list,
+        tags_expr,
+        limit,
+        as_of,
+        *ids,
     )
     event = feedback.new_event_id()
     if record:
