@@ -24,6 +24,7 @@ from typing import Any
 
 import memory_core as mc
 from bench.search_latency import fill_brain, make_queries, make_traces, make_vocab
+from bench.stats import percentile
 from memory_core.auth import SYSTEM
 from memory_core.retrieval.rerank import Reranker
 
@@ -47,11 +48,6 @@ class _WordOverlap(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
-
-
-def _p(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def run(size: int, queries: int, seed: int) -> dict[str, Any]:
@@ -85,11 +81,11 @@ def run(size: int, queries: int, seed: int) -> dict[str, Any]:
     return {
         "traces": size,
         "queries": queries,
-        "fused_p50_ms": round(_p(plain, 0.5), 2),
-        "reranked_p50_ms": round(_p(staged, 0.5), 2),
-        "fused_p95_ms": round(_p(plain, 0.95), 2),
-        "reranked_p95_ms": round(_p(staged, 0.95), 2),
-        "p50_ratio": round(_p(staged, 0.5) / _p(plain, 0.5), 3),
+        "fused_p50_ms": round(percentile(plain, 50), 2),
+        "reranked_p50_ms": round(percentile(staged, 50), 2),
+        "fused_p95_ms": round(percentile(plain, 95), 2),
+        "reranked_p95_ms": round(percentile(staged, 95), 2),
+        "p50_ratio": round(percentile(staged, 50) / percentile(plain, 50), 3),
     }
 
 

@@ -23,14 +23,11 @@ from typing import Any
 
 import memory_core as mc
 from bench.search_latency import fill_brain, make_queries, make_traces, make_vocab
+from bench.stats import percentile
 from memory_core.auth import SYSTEM
 
 COMPOUND = "work & !travel | family & (music | /^fo/)"
 TARGET = 1.2
-
-
-def _p50(values: Sequence[float]) -> float:
-    return sorted(values)[len(values) // 2]
 
 
 def run(size: int, queries: int, seed: int) -> dict[str, Any]:
@@ -59,11 +56,11 @@ def run(size: int, queries: int, seed: int) -> dict[str, Any]:
                 mc.search(brain, q, identity=SYSTEM, embedder=None, **kwargs)
                 times[name].append((time.perf_counter() - start) * 1000)
         brain.close()
-    base = _p50(times["tags=work"])
+    base = percentile(times["tags=work"], 50)
     out: dict[str, Any] = {"traces": size, "queries": queries}
     for name, values in times.items():
-        out[f"{name} p50_ms"] = round(_p50(values), 2)
-        out[f"{name} ratio"] = round(_p50(values) / base, 3)
+        out[f"{name} p50_ms"] = round(percentile(values, 50), 2)
+        out[f"{name} ratio"] = round(percentile(values, 50) / base, 3)
     out["pass"] = out["compound ratio"] <= TARGET
     return out
 

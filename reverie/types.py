@@ -391,6 +391,8 @@ class PassReportOut(Out):
     status: str
     steps: list[dict[str, Any]]
     proposals_decided: dict[str, int]
+    undone: bool
+    undoable: bool = Field(description="It made unattended changes not undone yet.")
 
 
 class UndoneOut(Out):

@@ -9,6 +9,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+def _send_json(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
+    """Answer ``body`` as JSON; a client that hung up first is no error of the fake's."""
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
 class FakeLLM:
     """A chat-completions endpoint on 127.0.0.1 that answers from a script."""
 
@@ -33,14 +45,7 @@ class FakeLLM:
                 )
                 if delay:
                     fake.release.wait(delay)
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                _send_json(self, status, body)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -88,14 +93,7 @@ class FakeRerank:
                     for k, doc in enumerate(body["documents"])
                 ]
                 raw = fake.malformed or json.dumps({"results": results}).encode()
-                try:
-                    self.send_response(fake.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(raw)))
-                    self.end_headers()
-                    self.wfile.write(raw)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                _send_json(self, fake.status, raw)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

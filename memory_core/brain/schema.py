@@ -222,6 +222,7 @@ consolidation_log = Table(
     Column("counts", Text, nullable=False, server_default=text("'{}'")),
     Column("report_path", Text, nullable=True),
     Column("report", Text, nullable=True),  # the pass's report (JSON), as its file holds it
+    Column("step_seconds", Text, nullable=True),  # each step's time (JSON), for the list
 )
 
 proposals = Table(

@@ -246,7 +246,8 @@ def _log_end(brain: Brain, report: DreamReport) -> None:
         conn.execute(
             text(
                 "UPDATE consolidation_log SET status = :status, finished_at = :end, "
-                "counts = :counts, report_path = :path, report = :report WHERE id = :id"
+                "counts = :counts, report_path = :path, report = :report, "
+                "step_seconds = :seconds WHERE id = :id"
             ),
             {
                 "status": report.status,
@@ -254,6 +255,7 @@ def _log_end(brain: Brain, report: DreamReport) -> None:
                 "counts": json.dumps(counts),
                 "path": report.report_path,
                 "report": json.dumps(_kept_report(report), ensure_ascii=False),
+                "seconds": json.dumps({s.name: round(s.duration_s, 3) for s in report.steps}),
                 "id": report.pass_id,
             },
         )
@@ -335,6 +337,14 @@ def undo_pass(brain: Brain, pass_id: str, *, now: float | None = None) -> UndoRe
     return undo_unit(brain, pass_id, now=now)
 
 
+# Whether a pass's unattended changes were undone, and whether some are left to undo.
+_UNDO_STATE = (
+    "EXISTS (SELECT 1 FROM undo_log u WHERE u.unit = c.id AND u.undone_at IS NOT NULL) "
+    "AS undone, "
+    "EXISTS (SELECT 1 FROM undo_log u WHERE u.unit = c.id AND u.undone_at IS NULL) AS undoable"
+)
+
+
 def list_passes(brain: Brain, limit: int = 50) -> list[dict[str, Any]]:
     """The most recent passes from the consolidation log, newest first: each with its
     counts, how long each step took, and how many of its proposals were decided."""
@@ -342,11 +352,8 @@ def list_passes(brain: Brain, limit: int = 50) -> list[dict[str, Any]]:
         rows = conn.execute(
             text(
                 "SELECT id, started_at, finished_at, status, dry_run, counts, report_path, "
-                "report, EXISTS (SELECT 1 FROM undo_log u WHERE u.unit = c.id "
-                "AND u.undone_at IS NOT NULL) AS undone, "
-                "EXISTS (SELECT 1 FROM undo_log u WHERE u.unit = c.id "
-                "AND u.undone_at IS NULL) AS undoable "
-                "FROM consolidation_log AS c ORDER BY started_at DESC LIMIT :n"
+                f"step_seconds, {_UNDO_STATE} FROM consolidation_log AS c "
+                "ORDER BY started_at DESC LIMIT :n"
             ),
             {"n": limit},
         ).all()
@@ -358,9 +365,7 @@ def list_passes(brain: Brain, limit: int = 50) -> list[dict[str, Any]]:
             "duration_s": None if r.finished_at is None else round(r.finished_at - r.started_at, 3),
             "status": r.status,
             "counts": json.loads(r.counts),
-            "step_seconds": {
-                s["name"]: s["duration_s"] for s in json.loads(r.report or "{}").get("steps", [])
-            },
+            "step_seconds": json.loads(r.step_seconds or "{}"),
             "proposals": decided.get(r.id, {}),
             "report_path": r.report_path,
             "undone": bool(r.undone),
@@ -391,10 +396,12 @@ def _proposal_counts(conn: Connection, pass_ids: Sequence[str]) -> dict[str, dic
 def pass_report(brain: Brain, pass_id: str) -> dict[str, Any]:
     """One pass's report (its steps' counts, times, notes, items and proposals) as written
     when it ended, with how its proposals were decided since; a pass still running has
-    its log row's counts alone.  :class:`NotFound` for an unknown id."""
+    its log row's counts alone; and whether it was undone, or may be.  :class:`NotFound`
+    for an unknown id."""
     with brain.read() as conn:
         row = conn.execute(
-            text("SELECT * FROM consolidation_log WHERE id = :id"), {"id": pass_id}
+            text(f"SELECT c.*, {_UNDO_STATE} FROM consolidation_log AS c WHERE c.id = :id"),
+            {"id": pass_id},
         ).first()
         if row is None:
             raise NotFound(f"no dream pass {pass_id}")
@@ -409,5 +416,5 @@ def pass_report(brain: Brain, pass_id: str) -> dict[str, Any]:
             "steps": [{"name": k, "counts": v} for k, v in json.loads(row.counts).items()],
         }
     )
-    doc["proposals_decided"] = decided
+    doc.update(proposals_decided=decided, undone=bool(row.undone), undoable=bool(row.undoable))
     return doc

@@ -31,6 +31,11 @@ CONTEXT_CANDIDATES = 20
 MIN_BUDGET, MAX_BUDGET = 50, 32_000
 
 
+def _line(trace: Trace, words: str) -> str:
+    """A memory as a line of a block: when it happened, its id, its words."""
+    return f"- [{timeref.iso(trace.occurred_at)[:10]}] ({trace.id}) {words}"
+
+
 def estimate_tokens(words: str) -> int:
     """An LLM's tokens for a text, estimated at four characters each (what common
     tokenizers average on English; no model's own tokenizer is assumed)."""
@@ -131,12 +136,11 @@ def context(
     shown: list[dict[str, Any]] = []
     for hit in found.results:
         t = hit.trace
-        when = timeref.iso(t.occurred_at)[:10]
         for depth, words in (
             ("full", " ".join(t.content.split())),
             ("abstract", levels.abstract(t)),
         ):
-            line = f"- [{when}] ({t.id}) {words}"
+            line = _line(t, words)
             cost = estimate_tokens(line) + 1
             if used + cost <= budget_tokens:
                 lines.append(line)
@@ -169,7 +173,7 @@ def known_of(brain: Brain, scope_id: str, *, identity: Identity, budget_tokens: 
     for t in page.traces:
         if TURN_TAG in t.tags or t.superseded_by is not None:
             continue
-        line = f"- [{timeref.iso(t.occurred_at)[:10]}] ({t.id}) {levels.abstract(t)}"
+        line = _line(t, levels.abstract(t))
         cost = estimate_tokens(line) + 1
         if used + cost > budget_tokens:
             break

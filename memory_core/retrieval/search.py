@@ -105,13 +105,7 @@ def search(
     within = acting(identity).within
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgument("query must be a non-empty string")
-    expression = None
-    if tags_expr is not None:
-        with brain.read() as conn:
-            compiled = tagexpr.compile_expression(brain, conn, tags_expr)
-        expression = (compiled.sql, compiled.params)
     filters = Filters(
-        expression=expression,
         type=check_type(type) if type is not None else None,
         scope=check_scope(scope) if scope is not None else None,
         scope_id=scope_id,
@@ -125,10 +119,13 @@ def search(
     now = now if now is not None else filters.as_of if filters.as_of is not None else time.time()
     s = brain.settings
     depth = max(limit, s.search_candidates)
-    where, params = (None, {}) if filters.only_active() else filters.sql()
     degraded: list[str] = []
     counts = brain.state(lexical.TermCounts)
     with brain.read() as conn:
+        if tags_expr is not None:  # compiled in the snapshot it filters
+            compiled = tagexpr.compile_expression(brain, conn, tags_expr)
+            filters = replace(filters, expression=(compiled.sql, compiled.params))
+        where, params = (None, {}) if filters.only_active() else filters.sql()
         vector_search = None
         if s.search_vector_weight > 0:
             vector_search = _start_vector(conn, brain, embedder, query, degraded)

@@ -299,15 +299,22 @@ def list_traces(
         where.append(f"EXISTS (SELECT 1 FROM json_each(tags) WHERE value = :tag{k})")
         params[f"tag{k}"] = tag
     if within is not None:
-        names = [f":within{k}" for k in range(len(within))]
-        where.append(f"scope_id IN ({', '.join(names) or 'NULL'})")
-        params |= {f"within{k}": v for k, v in enumerate(sorted(within))}
+        condition, values = within_sql(within)
+        where.append(condition)
+        params |= values
     sql = f"SELECT * FROM memory_traces WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT :limit"
     with brain.read() as conn:
         rows = [Trace.from_row(r) for r in conn.execute(text(sql), params)]
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(rows, _cursor_of(rows[-1].seq) if more and rows else None)
+
+
+def within_sql(within: frozenset[str]) -> tuple[str, dict[str, Any]]:
+    """The SQL condition (and its parameters) keeping a pinned identity to its scope ids."""
+    names = [f":within{k}" for k in range(len(within))]
+    condition = f"scope_id IN ({', '.join(names) or 'NULL'})"
+    return condition, {f"within{k}": v for k, v in enumerate(sorted(within))}
 
 
 def _cursor_of(seq: int) -> str:

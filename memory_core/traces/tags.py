@@ -15,7 +15,7 @@ from memory_core.brain.db import Brain
 from memory_core.errors import Forbidden
 from memory_core.traces.journal import changing
 from memory_core.traces.model import TURN_TAG, Trace, check_tags
-from memory_core.traces.store import rewrite_trace
+from memory_core.traces.store import rewrite_trace, within_sql
 
 # Tags the passes and the search read a meaning into (a turn's episode, an insight,
 # what derive and compact wrote): a person's rename must not give or take that meaning.
@@ -24,12 +24,10 @@ MARKING_TAGS = frozenset({TURN_TAG, "derived", "insight", "compacted"})
 
 def _within(identity: Identity) -> tuple[str, dict[str, Any]]:
     """The SQL condition and parameters confining rows to ``identity``'s scope ids."""
-    within = identity.within
-    if within is None:
+    if identity.within is None:
         return "", {}
-    names = [f":within{k}" for k in range(len(within))]
-    params = {f"within{k}": v for k, v in enumerate(sorted(within))}
-    return f" AND scope_id IN ({', '.join(names) or 'NULL'})", params
+    condition, params = within_sql(identity.within)
+    return f" AND {condition}", params
 
 
 def tag_counts(brain: Brain, *, identity: Identity) -> dict[str, int]:

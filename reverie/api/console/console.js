@@ -532,18 +532,16 @@ function item(value) {
 
 async function dreamPage(id) {
   const doc = await api("GET", "/v1/dreams/" + encodeURIComponent(id));
-  const passes = await api("GET", "/v1/dreams?limit=500");
   const made = new Map((await api("GET", "/v1/proposals?status=all")).proposals
     .filter((p) => p.pass_id === id).map((p) => [p.id, p]));
-  const listed = passes.passes.find((p) => p.pass_id === id) || {};
-  const undo = listed.undoable ? actButton("Undo this pass", "dream", async () => {
+  const undo = doc.undoable ? actButton("Undo this pass", "dream", async () => {
     if (!(await confirmAction("Undo what this pass did unattended (its exact merges, compactions and insights)? Refused, changing nothing, if one of those memories changed since.", "Undo pass"))) return;
     try {
       const done = await api("POST", "/v1/dreams/" + encodeURIComponent(id) + "/undo");
       say("Restored " + done.restored.length + ", removed " + done.removed.length);
       route();
     } catch (error) { say(error.message, true); }
-  }, { class: "danger" }) : h("p", { class: "meta" }, listed.undone ? "This pass was undone." : "Nothing this pass did unattended is left to undo.");
+  }, { class: "danger" }) : h("p", { class: "meta" }, doc.undone ? "This pass was undone." : "Nothing this pass did unattended is left to undo.");
   const decided = Object.entries(doc.proposals_decided || {}).map(([k, n]) => n + " " + k).join(", ") || "none";
   page("Dream pass " + id,
     h("dl", { class: "fields" },
