@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,7 @@ from sqlalchemy import Connection, Text, bindparam, text
 
 from memory_core.brain.db import Brain
 from memory_core.embedders.base import Embedder, Vectors
+from memory_core.embedders.turns import BatchTurns
 from memory_core.errors import EmbedderError, InvalidArgument
 
 log = logging.getLogger(__name__)
@@ -191,13 +193,24 @@ def embed_traces(
     return stored
 
 
-def one_batch_at_a_time(embedder: Embedder) -> AbstractContextManager[object]:
+def one_batch_at_a_time(
+    embedder: Embedder, *, urgent: bool = True
+) -> AbstractContextManager[object]:
     """The embedder's ``batch_lock`` if it has one: a model that runs on this machine's
     cores embeds one batch at a time, since two at once share the cores and each runs
     slower than one after the other (``python -m bench.ingest --parts embed``).  A
-    query's embedding does not take it, so a search never waits for a batch."""
+    query's embedding does not take it, so a search never waits for a batch.
+
+    A batch that is not ``urgent`` (what supersession embeds, not a trace's own
+    vector) lets waiting urgent ones go first, where the lock tells them apart
+    (:class:`~memory_core.embedders.turns.BatchTurns`).
+    """
     lock = getattr(embedder, "batch_lock", None)
-    return lock if lock is not None else nullcontext()
+    if lock is None:
+        return nullcontext()
+    if not urgent and isinstance(lock, BatchTurns):
+        return lock.later()
+    return cast(AbstractContextManager[object], lock)
 
 
 def embed_missing(

@@ -44,6 +44,10 @@ class JobSender(Protocol):
     def embed(self, trace_ids: Sequence[str]) -> None:
         """Embed these traces (one batch)."""
 
+    def follow(self, trace_ids: Sequence[str]) -> None:
+        """Let these embedded traces supersede what they restate (after any embedding
+        waiting: a trace's vector comes before its supersession)."""
+
     def record_retrieval(
         self, event_id: str, trace_ids: Sequence[str], at: float, query_key: str | None = None
     ) -> None:
@@ -70,6 +74,9 @@ class NoQueue:
 
     def embed(self, trace_ids: Sequence[str]) -> None:
         raise _not_queued("embed")
+
+    def follow(self, trace_ids: Sequence[str]) -> None:
+        raise _not_queued("follow")
 
     def record_retrieval(
         self, event_id: str, trace_ids: Sequence[str], at: float, query_key: str | None = None
@@ -128,6 +135,10 @@ class Jobs:
             for lo in range(0, len(ids), size)
         )
 
+    def follow(self, trace_ids: Sequence[str]) -> bool:
+        """Queue the supersession by meaning of traces just embedded (one batch)."""
+        return bool(trace_ids) and self._send("follow", self.sender.follow, list(trace_ids))
+
     def retrieved(
         self,
         trace_ids: Sequence[str],
@@ -168,10 +179,12 @@ class Jobs:
 
 @dataclass(frozen=True)
 class ReconcilePlan:
-    """What reconcile found: turns still pending and traces without vectors."""
+    """What reconcile found: turns still pending, traces without vectors and traces
+    embedded whose supersession has not run."""
 
     turn_ids: list[str] = field(default_factory=list)
     unembedded_ids: list[str] = field(default_factory=list)
+    unfollowed_ids: list[str] = field(default_factory=list)
 
 
 def plan(
@@ -182,18 +195,19 @@ def plan(
     limit: int = 10_000,
     older_than: float | None = None,
 ) -> ReconcilePlan:
-    """Pending turns older than ``reconcile_after_s`` and traces without vectors."""
-    turns = stale_pending(
-        brain,
-        older_than=settings.reconcile_after_s if older_than is None else older_than,
-        limit=limit,
-    )
+    """Pending turns and traces waiting for supersession, both older than
+    ``reconcile_after_s``, and traces without vectors."""
+    after = settings.reconcile_after_s if older_than is None else older_than
+    turns = stale_pending(brain, older_than=after, limit=limit)
     missing: list[str] = []
+    unfollowed: list[str] = []
     if embedder is not None:
         from memory_core.embeddings import traces_missing_embeddings
+        from memory_core.supersession.pending import overdue
 
         missing = traces_missing_embeddings(brain, embedder.name, limit)
-    return ReconcilePlan(turns, missing)
+        unfollowed = overdue(brain, after, limit=limit)
+    return ReconcilePlan(turns, missing, unfollowed)
 
 
 INGEST_BATCH = 64  # turns an ingest job re-enqueued by reconcile takes
@@ -201,11 +215,12 @@ INGEST_BATCH = 64  # turns an ingest job re-enqueued by reconcile takes
 
 def dispatch(found: ReconcilePlan, jobs: JobSender, embed_batch: int) -> None:
     """Send what :func:`plan` found: its turns in batches and, when no embed job is
-    waiting, its traces without vectors (those behind a backlog are not lost; only
-    an empty queue with traces still lacking vectors means messages went missing)."""
+    waiting, its traces without vectors and those waiting for supersession (those
+    behind a backlog are not lost; only an empty queue with such traces left means
+    messages went missing)."""
     for start in range(0, len(found.turn_ids), INGEST_BATCH):
         jobs.ingest(found.turn_ids[start : start + INGEST_BATCH])
-    if found.unembedded_ids and jobs.depth("embed") == 0:
-        ids = found.unembedded_ids
-        for start in range(0, len(ids), embed_batch):
-            jobs.embed(ids[start : start + embed_batch])
+    if (found.unembedded_ids or found.unfollowed_ids) and jobs.depth("embed") == 0:
+        for ids, send in ((found.unembedded_ids, jobs.embed), (found.unfollowed_ids, jobs.follow)):
+            for start in range(0, len(ids), embed_batch):
+                send(ids[start : start + embed_batch])

@@ -167,6 +167,17 @@ said_embeddings = Table(
     Column("vector", LargeBinary, nullable=False),
 )
 
+# Traces embedded whose supersession by meaning has not run yet: noted with their
+# embed job, cleared by the job that follows them; reconcile re-sends what a lost
+# message left (memory_core.supersession.pending).
+supersession_pending = Table(
+    "supersession_pending",
+    metadata,
+    _trace_key(),
+    Column("noted_at", Float, nullable=False),
+    Index("ix_supersession_pending_noted", "noted_at"),
+)
+
 # The before-image of each trace a proposal or a pass changed (NULL: created
 # by it) and the version it left, so the unit can be undone.
 undo_log = Table(

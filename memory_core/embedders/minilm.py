@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_core.embedders.base import Vectors
+from memory_core.embedders.turns import BatchTurns
 from memory_core.errors import EmbedderError
 
 if TYPE_CHECKING:
@@ -125,9 +126,10 @@ class MiniLMEmbedder:
         self._tokenizer_path = tokenizer_path
         self._loaded: _Loaded | None = None
         self._lock = threading.Lock()
-        # Background batches (embedding jobs, backfills) run one at a time in a process
-        # (:func:`memory_core.embeddings.embed_traces` takes it); queries do not wait.
-        self.batch_lock = threading.Lock()
+        # Background batches (embedding jobs, backfills, supersession) run one at a time
+        # in a process, trace vectors first (:func:`memory_core.embeddings.embed_traces`
+        # takes a first turn); queries do not wait.
+        self.batch_lock = BatchTurns()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> MiniLMEmbedder:

@@ -291,7 +291,7 @@ def _said_vectors(
     texts = list(dict.fromkeys(s.said for s in statements if s.id not in stored))
     made: dict[str, npt.NDArray[np.float32]] = {}
     if texts:
-        with one_batch_at_a_time(embedder):
+        with one_batch_at_a_time(embedder, urgent=False):  # traces' own vectors first
             made = dict(zip(texts, np.asarray(embedder.embed(texts)), strict=True))
     return np.stack([stored[s.id] if s.id in stored else made[s.said] for s in statements]).astype(
         np.float32, copy=False

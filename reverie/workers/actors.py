@@ -34,6 +34,9 @@ from reverie.workers.broker import queue_depth
 log = logging.getLogger(__name__)
 
 SECOND = 1_000  # dramatiq takes milliseconds
+# A worker runs the messages it holds lowest priority first: traces' vectors (0)
+# before their supersession.
+FOLLOW_PRIORITY = 10
 
 
 @dataclass
@@ -43,6 +46,7 @@ class Actors:
     ingest_turn: dramatiq.Actor[Any, Any]
     ingest_batch: dramatiq.Actor[Any, Any]
     embed_traces: dramatiq.Actor[Any, Any]
+    follow_traces: dramatiq.Actor[Any, Any]
     record_retrieval: dramatiq.Actor[Any, Any]
     reconcile: dramatiq.Actor[Any, Any]
     dream: dramatiq.Actor[Any, Any]
@@ -62,6 +66,9 @@ class _Sender:
 
     def embed(self, trace_ids: Sequence[str]) -> None:
         self.actors.embed_traces.send(list(trace_ids))
+
+    def follow(self, trace_ids: Sequence[str]) -> None:
+        self.actors.follow_traces.send(list(trace_ids))
 
     def record_retrieval(
         self, event_id: str, trace_ids: Sequence[str], at: float, query_key: str | None = None
@@ -173,11 +180,19 @@ def declare(broker: dramatiq.Broker, runtime: Runtime, metrics: Metrics | None) 
         if embedder is None:
             return
         from memory_core import embeddings
+        from memory_core.supersession import pending
 
+        # Noted before the vectors are stored, so that no failure between the two
+        # leaves a trace embedded that nothing will follow; the follow job runs after
+        # the embedding waiting (a lower priority, and the model's later turn).
+        pending.note(runtime.brain, trace_ids)
         observe.embed(embeddings.embed_traces(runtime.brain, embedder, trace_ids))
-        from memory_core.supersession import semantic
+        runtime.jobs.follow(trace_ids)
 
-        semantic.follow(runtime.brain, embedder, trace_ids)
+    def follow_traces(trace_ids: list[str]) -> None:
+        from memory_core.supersession import pending
+
+        pending.follow_noted(runtime.brain, runtime.embedder(), trace_ids)
 
     def record_retrieval(
         event_id: str, trace_ids: list[str], at: float, query_key: str | None = None
@@ -235,6 +250,17 @@ def declare(broker: dramatiq.Broker, runtime: Runtime, metrics: Metrics | None) 
             broker=broker,
             actor_name="embed_traces",
             queue_name="embed",
+            max_retries=8,
+            min_backoff=SECOND,
+            max_backoff=300 * SECOND,
+            time_limit=300 * SECOND,
+        ),
+        follow_traces=_actor(
+            follow_traces,
+            broker=broker,
+            actor_name="follow_traces",
+            queue_name="embed",  # it embeds too, and waits behind the embedding queued
+            priority=FOLLOW_PRIORITY,
             max_retries=8,
             min_backoff=SECOND,
             max_backoff=300 * SECOND,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import memory_core as mc
 from memory_core.auth import SYSTEM
 from memory_core.embedders.base import Vectors
 from memory_core.embedders.stub import StubEmbedder
+from memory_core.embedders.turns import BatchTurns
 from memory_core.embeddings import (
     count_missing_embeddings,
     embed_missing,
@@ -215,3 +217,50 @@ def test_a_local_model_embeds_one_batch_at_a_time_and_a_query_never_waits(
         assert conn.execute(text("SELECT count(*) FROM trace_embeddings")).scalar_one() == 24
     with model.batch_lock:  # a batch is running: a query's embedding goes ahead anyway
         assert model.embed(["where did we walk"]).shape == (1, model.dim)
+
+
+def test_trace_vectors_take_the_model_before_what_supersession_embeds() -> None:
+    turns = BatchTurns(yield_s=5.0)
+    order: list[str] = []
+
+    def run(name: str, door: Callable[[], AbstractContextManager[None]]) -> threading.Thread:
+        def body() -> None:
+            with door():
+                order.append(name)
+
+        thread = threading.Thread(target=body)
+        thread.start()
+        return thread
+
+    with turns.first():  # a batch is running
+        later = run("said", turns.later)
+        time.sleep(0.05)  # the supersession batch waits first ...
+        first = run("trace", turns.first)
+        time.sleep(0.05)
+        assert order == []  # one batch at a time
+    for thread in (later, first):
+        thread.join(2)
+    assert order == ["trace", "said"]  # ... and the trace's vector goes ahead of it
+
+
+def test_what_supersession_embeds_is_not_starved_by_trace_vectors() -> None:
+    turns = BatchTurns(yield_s=0.2)
+    stop = threading.Event()
+    said_at: list[float] = []
+
+    def trace_batches() -> None:  # two threads: one always waits while one runs
+        while not stop.is_set():
+            with turns:
+                time.sleep(0.01)
+
+    workers = [threading.Thread(target=trace_batches) for _ in range(2)]
+    for thread in workers:
+        thread.start()
+    time.sleep(0.05)
+    asked = time.monotonic()
+    with turns.later():
+        said_at.append(time.monotonic() - asked)
+    stop.set()
+    for thread in workers:
+        thread.join(2)
+    assert 0.15 <= said_at[0] < 0.5  # it gave way for its yield time, then went next

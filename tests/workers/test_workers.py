@@ -70,8 +70,21 @@ def test_posted_turns_become_searchable_episodes_facts_and_vectors(
         facts = conn.execute(
             text("SELECT count(*) FROM memory_traces WHERE tags LIKE '%auto_ingest%'")
         ).scalar()
+        unfollowed = conn.execute(text("SELECT count(*) FROM supersession_pending")).scalar()
     assert unembedded == 0
     assert facts >= 1
+    assert unfollowed == 0  # each embed job's supersession ran after it, and cleared its notes
+
+
+def test_supersession_waits_behind_the_embedding_on_the_same_queue(
+    stack: tuple[mc.Settings, Process],
+) -> None:
+    """A worker runs the messages it holds lowest priority first: every trace's vector
+    before the supersession of any (which embeds too, so shares the embed queue)."""
+    _, workers = stack
+    follow, embed = workers.actors.follow_traces, workers.actors.embed_traces
+    assert follow.queue_name == embed.queue_name == "embed"
+    assert follow.priority > embed.priority
 
 
 def test_a_redelivered_ingest_message_is_harmless(stack: tuple[mc.Settings, Process]) -> None:
