@@ -39,6 +39,7 @@ COPIED: tuple[Table, ...] = (
     schema.vector_archive,
     schema.trace_judgements,
     schema.said_embeddings,
+    schema.supersession_pending,
     schema.coactivation_edges,
     schema.undo_log,
     schema.inbox_turns,

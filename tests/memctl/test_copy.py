@@ -18,6 +18,7 @@ from memory_core.consolidation.dream import dream
 from memory_core.embedders.stub import StubEmbedder
 from memory_core.embeddings import embed_missing
 from memory_core.inbox.turns import Turn, accept_turn
+from memory_core.supersession import pending
 from tests.backends import SQLITE_ONLY
 from tests.conftest import pg_database
 from tests.memctl.test_cli import memctl
@@ -34,7 +35,7 @@ def pg_url(request: pytest.FixtureRequest) -> Iterator[str]:
 def a_lived_in_brain(brain: mc.Brain, settings: mc.Settings) -> None:
     """Traces of several kinds and ages, vectors, a deleted trace (its vectors
     archived), edges from use, a pass's log, proposals decided and pending, an
-    undo log, inbox turns, retrieval events and tokens."""
+    undo log, inbox turns, retrieval events, tokens and traces awaiting supersession."""
     stub = StubEmbedder()
     now = 1_800_000_000.0
     ids = [
@@ -50,6 +51,7 @@ def a_lived_in_brain(brain: mc.Brain, settings: mc.Settings) -> None:
     ]
     mc.add_trace(brain, "note 0: the heron came back on day 0", identity=SYSTEM, scope_id="bob")
     embed_missing(brain, stub)
+    pending.note(brain, ids[10:12], at=now)  # embedded, their supersession still to run
     mc.delete_trace(brain, ids[5], identity=SYSTEM)
     with brain.transaction() as conn:  # what use leaves: retrievals, then an edge
         conn.execute(
@@ -105,6 +107,7 @@ def test_a_round_trip_through_postgresql_leaves_the_same_brain(tmp_path: Path, p
                 "tokens",
                 "consolidation_log",
                 "retrieval_events",
+                "supersession_pending",
             )
         }
     assert all(held.values()), held  # every kind of row is there to be copied
