@@ -83,7 +83,15 @@ DRAMATIQ_FAMILIES = {
     "dramatiq_delayed_messages_inprogress",
     "dramatiq_message_duration_milliseconds",
 }
-ACTORS = {"ingest_turn", "ingest_batch", "embed_traces", "record_retrieval", "reconcile", "dream"}
+ACTORS = {
+    "ingest_turn",
+    "ingest_batch",
+    "embed_traces",
+    "follow_traces",
+    "record_retrieval",
+    "reconcile",
+    "dream",
+}
 
 
 def scrape(client: TestClient) -> str:
