@@ -35,14 +35,10 @@ class BatchTurns:
         self._first_waiting = 0
         self._overdue = 0  # batches that gave way long enough, next in line
 
-    @contextmanager
-    def first(self) -> Iterator[None]:
-        """A batch that makes traces searchable: the next turn that comes free."""
-        self.__enter__()
-        try:
-            yield
-        finally:
-            self._release()
+    def first(self) -> BatchTurns:
+        """A batch that makes traces searchable: the next turn that comes free (the
+        lock itself, as a context manager)."""
+        return self
 
     @contextmanager
     def later(self) -> Iterator[None]:

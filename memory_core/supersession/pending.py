@@ -20,9 +20,12 @@ from memory_core.brain.db import Brain
 from memory_core.embedders.base import Embedder
 from memory_core.supersession import semantic
 
+# Only statements are followed (semantic.follow reads no other type), so only they
+# are noted.
 _NOTE = text(
     "INSERT INTO supersession_pending (trace_id, noted_at) "
     "SELECT id, :at FROM memory_traces WHERE id = :id "
+    f"AND type IN {semantic.STATEMENT_TYPES!r} "
     "ON CONFLICT (trace_id) DO NOTHING"
 )
 _CLEAR = text("DELETE FROM supersession_pending WHERE trace_id IN :ids").bindparams(
@@ -31,7 +34,7 @@ _CLEAR = text("DELETE FROM supersession_pending WHERE trace_id IN :ids").bindpar
 
 
 def note(brain: Brain, trace_ids: Sequence[str], *, at: float | None = None) -> None:
-    """Note ``trace_ids`` (those that exist) as waiting to be followed."""
+    """Note ``trace_ids`` (the statements among them) as waiting to be followed."""
     if not trace_ids:
         return
     at = time.time() if at is None else at

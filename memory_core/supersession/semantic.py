@@ -134,7 +134,7 @@ MIN_SIMILARITY = 0.4
 MIN_MARGIN = 0.02
 # How close two statements' own vectors must be for the later to restate the earlier.
 SAME_THING = 0.35
-_STATEMENT_TYPES = ("semantic", "episodic")
+STATEMENT_TYPES = ("semantic", "episodic")
 
 
 class Examples:
@@ -397,7 +397,7 @@ def _statements(brain: Brain, trace_ids: Sequence[str]) -> list[_Statement]:
                 "SELECT id, scope, scope_id, content, slot, occurred_at, tags, metadata, "
                 "content_hash "
                 f"FROM memory_traces WHERE id IN ({marks}) AND deleted = 0 "
-                f"AND type IN {_STATEMENT_TYPES!r}"
+                f"AND type IN {STATEMENT_TYPES!r}"
             ),
             {f"t{i}": t for i, t in enumerate(trace_ids)},
         ).all()
