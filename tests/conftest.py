@@ -48,7 +48,13 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
 # database of its own, made for the test from a migrated template and dropped after.
 BACKENDS = ("sqlite", "postgresql")
 PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432"
-_PG_TEMPLATE = f"reverie_test_template_{os.environ.get('PYTEST_XDIST_WORKER', 'gw0')}"
+# Test runs side by side on one machine (several checkouts) take different slots:
+# PYTEST_SLOT=1, 2 ... gives a run Redis database indexes and templates of its own.
+SLOT = int(os.environ.get("PYTEST_SLOT") or 0)
+_PG_TEMPLATE = (
+    f"reverie_test_template_{os.environ.get('PYTEST_XDIST_WORKER', 'gw0')}"
+    + (f"_s{SLOT}" if SLOT else "")
+)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -148,10 +154,11 @@ def digest() -> Callable[[mc.Brain], str]:
 
 
 # The test run's worker (pytest-xdist runs the suite in several processes): each
-# has a Redis database index and PostgreSQL template of its own.
+# has a Redis database index and PostgreSQL template of its own (slots 0 to 2 with
+# four workers each fit Redis's sixteen indexes).
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 _WORKER_NUMBER = int(WORKER.removeprefix("gw") or 0)
-REDIS_TEST_URL = f"redis://127.0.0.1:6379/{13 - _WORKER_NUMBER}"
+REDIS_TEST_URL = f"redis://127.0.0.1:6379/{13 - _WORKER_NUMBER - 4 * SLOT}"
 
 
 @pytest.fixture
