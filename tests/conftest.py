@@ -154,11 +154,11 @@ def digest() -> Callable[[mc.Brain], str]:
 
 
 # The test run's worker (pytest-xdist runs the suite in several processes): each
-# has a Redis database index and PostgreSQL template of its own (slots 0 to 2 with
-# four workers each fit Redis's sixteen indexes).
+# has a Redis database index and PostgreSQL template of its own (runs of at most
+# three workers each: slots 0 to 4 fit Redis's sixteen indexes).
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 _WORKER_NUMBER = int(WORKER.removeprefix("gw") or 0)
-REDIS_TEST_URL = f"redis://127.0.0.1:6379/{13 - _WORKER_NUMBER - 4 * SLOT}"
+REDIS_TEST_URL = f"redis://127.0.0.1:6379/{13 - _WORKER_NUMBER - 3 * SLOT}"
 
 
 @pytest.fixture
