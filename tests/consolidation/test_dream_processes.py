@@ -20,8 +20,9 @@ from memory_core.consolidation.dream import dream, list_passes
 
 pytestmark = pytest.mark.slow
 
-# A pass whose derive step blocks (after prune and merge committed), so that
-# a test can race it or kill it midway.
+# A pass whose derive step blocks (after prune and merge committed) until the test
+# lets it go, so that a test can race it or kill it midway whatever the machine's
+# load: it says when derive started, then waits for its release file.
 SLOW_PASS = textwrap.dedent(
     """
     import json, sys, time
@@ -29,13 +30,15 @@ SLOW_PASS = textwrap.dedent(
     import memory_core as mc
     from memory_core.consolidation import dream as d
 
-    url, data, marker = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-    settings = mc.load_settings(brain_url=url, data_dir=data, dream_lease_ttl_s=5)
+    url, data, marker, release = sys.argv[1], sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
+    settings = mc.load_settings(brain_url=url, data_dir=data, dream_lease_ttl_s=float(sys.argv[5]))
     original = d.STEPS[3]
 
     def slow(ctx):
         marker.write_text("derive started")
-        time.sleep(float(sys.argv[4]))
+        deadline = time.monotonic() + 300
+        while not release.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         return original[1](ctx)
 
     d.STEPS[3] = ("derive", slow)
@@ -45,7 +48,11 @@ SLOW_PASS = textwrap.dedent(
 )
 
 
-def start_pass(settings: mc.Settings, marker: Path, sleep_s: float) -> subprocess.Popen[str]:
+def start_pass(
+    settings: mc.Settings, marker: Path, release: Path, lease_ttl_s: float = 5
+) -> subprocess.Popen[str]:
+    """A pass in a process of its own that writes ``marker`` once its derive step starts
+    and finishes once ``release`` exists (the release can already be there)."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -54,7 +61,8 @@ def start_pass(settings: mc.Settings, marker: Path, sleep_s: float) -> subproces
             settings.brain_url,
             str(settings.data_dir),
             str(marker),
-            str(sleep_s),
+            str(release),
+            str(lease_ttl_s),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -83,11 +91,14 @@ def test_two_passes_at_once_one_runs_one_says_already_running(
     settings: mc.Settings, tmp_path: Path
 ) -> None:
     seeded(settings)
-    first = start_pass(settings, tmp_path / "m1", 3)
+    release = tmp_path / "release"
+    first = start_pass(settings, tmp_path / "m1", release)
     wait_for(tmp_path / "m1")
-    second = start_pass(settings, tmp_path / "m2", 0)
-    out2, err2 = second.communicate(timeout=60)
-    out1, err1 = first.communicate(timeout=60)
+    (tmp_path / "go").write_text("go")
+    second = start_pass(settings, tmp_path / "m2", tmp_path / "go")
+    out2, err2 = second.communicate(timeout=120)  # the first is held in derive meanwhile
+    release.write_text("go")
+    out1, err1 = first.communicate(timeout=120)
     assert json.loads(out2) == {"status": "already_running"}, err2
     assert json.loads(out1) == {"status": "ok"}, err1
 
@@ -96,14 +107,18 @@ def test_a_pass_killed_midway_frees_the_lease_and_leaves_a_healthy_brain(
     settings: mc.Settings, tmp_path: Path
 ) -> None:
     brain = seeded(settings)
-    victim = start_pass(settings, tmp_path / "m", 60)
+    # The victim renews its lease every third of 15 s: once it is killed, the lease
+    # stays its own for ten seconds at least, then runs out.
+    victim = start_pass(settings, tmp_path / "m", tmp_path / "never", lease_ttl_s=15)
     wait_for(tmp_path / "m")
     os.killpg(victim.pid, signal.SIGKILL)
     victim.wait(10)
     s = settings.model_copy(update={"dream_lease_ttl_s": 5})
     assert dream(brain, s).status == "already_running"  # its lease has not expired yet
-    time.sleep(5.5)
-    report = dream(brain, s)
+    deadline = time.monotonic() + 60
+    while (report := dream(brain, s)).status == "already_running":
+        assert time.monotonic() < deadline, "the killed pass's lease never ran out"
+        time.sleep(0.5)
     assert report.status == "ok"
     statuses = [p["status"] for p in list_passes(brain)]
     assert statuses == ["ok", "interrupted"]

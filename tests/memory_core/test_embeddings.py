@@ -247,20 +247,31 @@ def test_what_supersession_embeds_is_not_starved_by_trace_vectors() -> None:
     turns = BatchTurns(yield_s=0.2)
     stop = threading.Event()
     said_at: list[float] = []
+    trying: list[str] = []
 
     def trace_batches() -> None:  # two threads: one always waits while one runs
         while not stop.is_set():
+            trying.append(threading.current_thread().name)
             with turns:
                 time.sleep(0.01)
 
-    workers = [threading.Thread(target=trace_batches) for _ in range(2)]
+    workers = [threading.Thread(target=trace_batches, daemon=True) for _ in range(2)]
     for thread in workers:
         thread.start()
-    time.sleep(0.05)
-    asked = time.monotonic()
-    with turns.later():
-        said_at.append(time.monotonic() - asked)
-    stop.set()
+    starved = threading.Timer(30, stop.set)  # starving, it would wait for ever
+    starved.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not all(t.name in trying for t in workers) or len(trying) < 4:
+            assert time.monotonic() < deadline  # both threads are at the door by now
+            time.sleep(0.01)
+        asked = time.monotonic()
+        with turns.later():
+            said_at.append(time.monotonic() - asked)
+    finally:
+        stop.set()
+        starved.cancel()
     for thread in workers:
         thread.join(2)
-    assert 0.15 <= said_at[0] < 0.5  # it gave way for its yield time, then went next
+    # It gave way for its yield time, then went next: never the starving wait of starvation.
+    assert 0.15 <= said_at[0] < 10

@@ -554,10 +554,18 @@ def test_an_embedder_raising_anything_degrades_search_and_is_paused(brain: mc.Br
     assert buggy.calls == calls  # paused, not asked again
 
 
-class SlowEmbedder(StubEmbedder):
+class HungEmbedder(StubEmbedder):
+    """Answers "fast" at once; anything else hangs until released (30 s at most)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.asked: list[list[str]] = []
+
     def embed(self, texts: Sequence[str]) -> Vectors:
+        self.asked.append(list(texts))
         if texts != ["fast"]:
-            time.sleep(1.0)
+            self.release.wait(30)
         return super().embed(texts)
 
 
@@ -565,19 +573,22 @@ def test_a_slow_embedder_is_given_up_on_and_a_cached_query_does_not_wait(
     settings: mc.Settings,
 ) -> None:
     brain = mc.open_brain(settings.model_copy(update={"search_embed_timeout_s": 0.2}))
-    slow = SlowEmbedder()
-    embed_missing(brain, slow)  # nothing yet
+    hung = HungEmbedder()
+    hung.release.set()
+    embed_missing(brain, hung)  # nothing yet
+    hung.release.clear()
     mc.add_trace(brain, "kiwis are green", identity=SYSTEM)
     embed_missing(brain, StubEmbedder())  # the same vectors, without the wait
-    assert mc.search(brain, "fast", embedder=slow, identity=SYSTEM).degraded == []  # caches "fast"
-    started = time.monotonic()
-    assert mc.search(brain, "kiwis", embedder=slow, identity=SYSTEM).degraded == ["vector"]
-    assert time.monotonic() - started < 0.8
-    started = time.monotonic()
-    assert (
-        mc.search(brain, "fast", embedder=slow, identity=SYSTEM).degraded == []
-    )  # cached: no pool, no wait
-    assert time.monotonic() - started < 0.5
+    try:
+        assert mc.search(brain, "fast", embedder=hung, identity=SYSTEM).degraded == []
+        started = time.monotonic()
+        assert mc.search(brain, "kiwis", embedder=hung, identity=SYSTEM).degraded == ["vector"]
+        assert time.monotonic() - started < 15  # given up on, not waited for (30 s)
+        asked = len(hung.asked)
+        assert mc.search(brain, "fast", embedder=hung, identity=SYSTEM).degraded == []
+        assert len(hung.asked) == asked  # cached: not asked again, so no wait
+    finally:
+        hung.release.set()
 
 
 def test_an_embedder_that_cannot_be_made_leaves_bm25_working(settings: mc.Settings) -> None:

