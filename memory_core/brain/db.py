@@ -81,6 +81,12 @@ class Brain:
             return str(self.path)
         return make_url(self.url).render_as_string(hide_password=True)
 
+    @property
+    def shown(self) -> str:
+        """The brain as answers to clients name it: a SQLite brain by its file name (never
+        the server's path), a PostgreSQL one by its URL without the password."""
+        return self.path.name if self.path is not None else self.where
+
     def state(self, kind: type[T]) -> T:
         """This brain's one ``kind()``: in-memory state derived from its rows (the
         search's vector indexes, its term counts), made on first use and kept by this
@@ -112,7 +118,7 @@ class Brain:
             with outer.begin_nested():
                 yield outer
             return
-        with _wrap_db_errors(self.where), self._write_lock, self.engine.connect() as conn:
+        with _wrap_db_errors(self.shown), self._write_lock, self.engine.connect() as conn:
             conn.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
             self._local.conn = conn
             try:
@@ -122,6 +128,17 @@ class Brain:
                     yield conn
             finally:
                 self._local.conn = None
+
+    @contextmanager
+    def driver_connection(self) -> Iterator[Any]:
+        """The driver's own connection, autocommitting, in this process's writers' turn:
+        for what runs outside any transaction (SQLite's VACUUM and checkpoints)."""
+        with _wrap_db_errors(self.shown), self._write_lock:
+            raw = self.engine.raw_connection()
+            try:
+                yield raw.driver_connection
+            finally:
+                raw.close()
 
     def in_transaction(self) -> bool:
         """Whether this thread is inside :meth:`transaction`."""
@@ -134,7 +151,7 @@ class Brain:
         if outer is not None:
             yield outer
             return
-        with _wrap_db_errors(self.where), self.engine.connect() as conn:
+        with _wrap_db_errors(self.shown), self.engine.connect() as conn:
             if self.path is None:
                 conn.execution_options(isolation_level="REPEATABLE READ")
             yield conn
