@@ -193,8 +193,8 @@ class Brain:
 
 
 # Every writer of a PostgreSQL brain holds this lock until its transaction ends.
-_PG_LOCK_KEY = 0x5245564552494531  # "REVERIE1"
-_PG_WRITE_LOCK = f"SELECT pg_advisory_xact_lock({_PG_LOCK_KEY})"
+PG_WRITE_LOCK_KEY = 0x5245564552494531  # "REVERIE1"
+_PG_WRITE_LOCK = f"SELECT pg_advisory_xact_lock({PG_WRITE_LOCK_KEY})"
 
 
 @contextmanager

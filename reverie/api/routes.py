@@ -590,7 +590,12 @@ def healthz() -> dict[str, str]:
     "/readyz",
     tags=["ops"],
     response_model=out.ReadyOut,
-    responses={503: {"model": out.ReadyOut, "description": "Brain or broker unreachable, or the brain refusing writes."}},
+    responses={
+        503: {
+            "model": out.ReadyOut,
+            "description": "Brain or broker unreachable, or the brain refusing writes.",
+        }
+    },
 )
 def readyz(request: Request) -> JSONResponse:
     """Brain and broker reachable, and the brain taking writes (the last write's outcome,
