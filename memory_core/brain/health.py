@@ -26,14 +26,13 @@ import shutil
 import sqlite3
 import threading
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from memory_core.errors import BrainError, BrainUnwritable
-
-if TYPE_CHECKING:
-    from memory_core.brain.db import Brain
+from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +63,24 @@ class WriteHealth:
         self.failure, self.at = str(error), time.monotonic()
         if error.full:
             self.low_disk = True
+
+
+class Brain(Protocol):
+    """What this module needs of a :class:`memory_core.brain.db.Brain` (which reports
+    each write here, so this module does not import it)."""
+
+    path: Path | None
+    settings: Settings
+    write_health: WriteHealth
+
+    @property
+    def shown(self) -> str: ...
+
+    def driver_connection(self, *, take_turn: bool = True) -> AbstractContextManager[Any]: ...
+
+    def try_write_turn(self) -> bool: ...
+
+    def release_write_turn(self) -> None: ...
 
 
 def after_write(brain: Brain, error: BrainError | None) -> None:
@@ -109,12 +126,13 @@ def write_problem(brain: Brain, *, now: float | None = None) -> str | None:
     """Why the brain does not take writes now, or None when it does."""
     now = time.monotonic() if now is None else now
     health = brain.write_health
+    folders = [("data folder", brain.settings.data_dir)]  # proposals and reports
     if brain.path is not None:
-        folders = (("brain", brain.path.parent), ("data folder", brain.settings.data_dir))
-        for what, folder in folders:
-            free = _free_bytes(folder)
-            if free is not None and free < MIN_FREE_BYTES:
-                return f"the {what}'s disk is full ({free} bytes free)"
+        folders.insert(0, ("brain", brain.path.parent))
+    for what, folder in folders:
+        free = _free_bytes(folder)
+        if free is not None and free < MIN_FREE_BYTES:
+            return f"the {what}'s disk is full ({free} bytes free)"
     every = PROBE_FAILING_EVERY_S if health.failure else PROBE_EVERY_S
     recent = max(health.at, health.probed_at)
     if now - recent >= every and health.lock.acquire(blocking=False):

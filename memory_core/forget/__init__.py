@@ -1,7 +1,8 @@
 """Forgetting a scope id for good: a right-to-be-forgotten request.
 
 Unlike a delete (a soft delete, undoable), this removes the scope id's words from
-every copy Reverie keeps, in one write transaction and then the data folder:
+every copy Reverie keeps: the data folder's first, then the brain's in one write
+transaction (a retry after a failure still finds every row to go):
 
 - its traces (deleted or not), their vectors and archived vectors, full-text
   entries, co-activation edges, judgements, said vectors, supersession notes
@@ -41,7 +42,6 @@ log = logging.getLogger(__name__)
 
 # How long forgetting waits for a running dream pass to end before it is refused.
 PASS_WAIT_S = 60.0
-_LEASE_TTL_S = 3_600.0
 
 
 @dataclass(frozen=True)
@@ -76,45 +76,53 @@ def forget_scope_id(
     if within is not None and scope_id not in within:
         raise Forbidden(f"may forget only scope ids {', '.join(sorted(within))}")
     holder = f"forget_{uuid.uuid4().hex[:12]}"
-    _hold_pass_lease(brain, holder)
+    _hold_pass_lease(brain, holder, settings.dream_lease_ttl_s)
     try:
         forgotten = _forget(brain, settings, scope_id, scope)
     finally:
         release_lease(brain, PASS_LEASE, holder)
     erase_freed(brain)
-    log.info("forgot scope id %s: %s", scope_id, forgotten)
+    log.info(  # the counts alone: the scope id is the person's too
+        "forgot a scope id: %d traces, %d turns, %d proposals",
+        forgotten.traces,
+        forgotten.turns,
+        forgotten.proposals,
+    )
     return forgotten
 
 
 def _forget(brain: Brain, settings: Settings, scope_id: str, scope: str | None) -> Forgotten:
+    # The files first: if what follows fails, the rows are still there for a retry to
+    # find (found afterwards, the files would name traces no longer known).
+    with brain.read() as conn:
+        known = set(rows.trace_ids(conn, scope_id, scope))
+        filed = rows.proposals_naming(conn, known) | files.proposal_files_naming(settings, known)
+    files.remove_proposal_files(settings, filed)
+    files.redact_report_files(settings, known | filed)
     with brain.transaction() as conn:
         if brain.dialect == "sqlite":
             conn.exec_driver_sql("PRAGMA secure_delete = ON")
         removed = rows.remove_traces(conn, scope_id, scope)
-        traces = set(removed.trace_ids)
-        proposals = rows.proposals_naming(conn, traces)
-        proposals |= files.proposal_files_naming(settings, traces)
+        traces = set(removed.trace_ids)  # with any stored since the files were done
+        proposals = filed | rows.proposals_naming(conn, traces)
         rows.delete_in(conn, "proposals", "id", sorted(proposals))
         turns = rows.remove_turns(conn, scope_id, scope)
-        named = traces | proposals
-        rows.redact_pass_reports(conn, named)
-        rows.scrub_merge_state(conn, named)
+        rows.redact_pass_reports(conn, traces | proposals)
+        rows.scrub_merge_state(conn, traces | proposals)
         rows.restart_vector_log(conn)
         rows.optimize_index(conn)
         if brain.dialect == "sqlite":
             conn.exec_driver_sql("PRAGMA secure_delete = OFF")
-    files.remove_proposal_files(settings, proposals)
-    files.redact_report_files(settings, named)
     files.drop_saved_graphs(brain, settings)
     return Forgotten(
         scope, scope_id, len(traces), removed.vectors, turns, removed.edges, len(proposals)
     )
 
 
-def _hold_pass_lease(brain: Brain, holder: str) -> None:
+def _hold_pass_lease(brain: Brain, holder: str, ttl_s: float) -> None:
     """Take the dream pass lease, so that no pass plans with what is being forgotten."""
     deadline = time.monotonic() + PASS_WAIT_S
-    while not acquire_lease(brain, PASS_LEASE, holder, _LEASE_TTL_S):
+    while not acquire_lease(brain, PASS_LEASE, holder, ttl_s):
         if time.monotonic() >= deadline:
             raise LeaseHeld(
                 "a dream pass is running; forgetting waits for it to end: try again shortly"

@@ -48,13 +48,21 @@ class Removed:
     edges: int
 
 
+_OF_SCOPE_ID = "WHERE scope_id = :sid AND (CAST(:scope AS TEXT) IS NULL OR scope = :scope)"
+
+
+def trace_ids(conn: Connection, scope_id: str, scope: str | None) -> list[str]:
+    """The ids of the scope id's traces, deleted or not."""
+    found = conn.execute(
+        text(f"SELECT id FROM memory_traces {_OF_SCOPE_ID}"), {"sid": scope_id, "scope": scope}
+    )
+    return [str(r[0]) for r in found]
+
+
 def remove_traces(conn: Connection, scope_id: str, scope: str | None) -> Removed:
     """The scope id's traces (deleted or not) and every row about them."""
     rows = conn.execute(
-        text(
-            "SELECT id, seq, content, tags, context FROM memory_traces "
-            "WHERE scope_id = :sid AND (CAST(:scope AS TEXT) IS NULL OR scope = :scope)"
-        ),
+        text(f"SELECT id, seq, content, tags, context FROM memory_traces {_OF_SCOPE_ID}"),
         {"sid": scope_id, "scope": scope},
     ).all()
     ids = [r.id for r in rows]
