@@ -79,7 +79,7 @@ def register(app: typer.Typer) -> None:
             numeric=(2,),
         )
         if report.report_path:
-            out.console.print(f"report: {report.report_path}")
+            out.console.print(f"report: {settings.data_dir / report.report_path}")
         proposals = sum(len(s.proposals) for s in report.steps)
         if proposals:
             out.console.print(f"{proposals} new proposal(s): memctl proposals")

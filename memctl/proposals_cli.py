@@ -115,8 +115,9 @@ def show(
     if state.json:
         out.emit_json(doc)
         return
-    for key in ("id", "kind", "status", "created_at", "pass_id", "summary", "reason", "file"):
+    for key in ("id", "kind", "status", "created_at", "pass_id", "summary", "reason"):
         out.console.print(f"[bold]{key}[/bold]: {doc.get(key)}")
+    out.console.print(f"[bold]file[/bold]: {state.settings.data_dir / doc['file']}")
     out.console.print(
         "[bold]scores[/bold]: "
         + ", ".join(f"{k} {v:.4g}" for k, v in doc.get("scores", {}).items())

@@ -32,6 +32,24 @@ class BrainError(ReverieError):
     code = "brain_error"
 
 
+class BrainUnavailable(BrainError):
+    """Raised when the brain cannot be reached for now (a connection refused or lost, the
+    server shutting down): trying again later may succeed."""
+
+    code = "brain_unavailable"
+
+
+class BrainUnwritable(BrainError):
+    """Raised when the brain refuses a write: its disk is full, it is read-only, or
+    its storage fails."""
+
+    code = "brain_unwritable"
+
+    def __init__(self, message: str, *, full: bool = False) -> None:
+        super().__init__(message)
+        self.full = full
+
+
 class InvalidArgument(ReverieError):
     """Raised when a call's arguments are malformed; nothing was changed."""
 

@@ -220,8 +220,9 @@ def worker(settings: Settings, processes: int, threads: int) -> None:
 
 def worker_process() -> None:
     """A ``memctl worker`` process, as the dramatiq CLI starts it: settings from the
-    environment, the runtime, the Redis broker (the process's dramatiq broker) and
-    the actors on it; metrics to the group's exporter."""
+    environment, the runtime (waiting out a brain briefly away), the Redis broker (the
+    process's dramatiq broker) and the actors on it; metrics to the group's exporter."""
+    from memory_core.brain.boot import open_brain_patiently
     from memory_core.logs import configure_logging
     from reverie.observability.metrics import get_metrics
     from reverie.observability.workers import enable_multiprocess, multiprocess_dir
@@ -233,7 +234,9 @@ def worker_process() -> None:
     if settings.metrics_enabled:  # before any metric exists: its samples go to files
         enable_multiprocess(multiprocess_dir(settings))
         metrics = get_metrics()
-    runtime = Runtime.open(settings)
+    # A brain briefly away (a dropped connection, a restarting server) is waited out:
+    # a worker process that exits takes its whole group down.
+    runtime = Runtime(settings, open_brain_patiently(settings))
     declare(runtime, metrics, worker_process=True)
     runtime.warm_up()
 

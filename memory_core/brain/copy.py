@@ -51,7 +51,7 @@ COPIED: tuple[Table, ...] = (
 )
 _WRITTEN_ORDER = {"inbox_turns", "proposals"}
 # Keys of brain_meta that belong to one brain's running state, not to what it knows.
-_OWN_META = ("copy.",)
+_OWN_META = ("copy.", "ready.")  # a copy, and readiness's probe write
 
 Progress = Callable[[str, int, int], None]  # (table, rows copied so far, rows in all)
 

@@ -33,7 +33,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
@@ -42,7 +42,14 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 
-from memory_core.errors import BrainError, BrainNotFound, ConfigError
+from memory_core.brain.health import WriteHealth, after_write
+from memory_core.errors import (
+    BrainError,
+    BrainNotFound,
+    BrainUnavailable,
+    BrainUnwritable,
+    ConfigError,
+)
 from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -67,6 +74,8 @@ class Brain:
     # which polls with growing sleeps; other processes still meet the file lock.
     _write_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _state: dict[type, Any] = field(default_factory=dict, repr=False)
+    # The last write's outcome in this process, for readiness (memory_core.brain.health).
+    write_health: WriteHealth = field(default_factory=WriteHealth, repr=False)
     _state_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -80,6 +89,12 @@ class Brain:
         if self.path is not None:
             return str(self.path)
         return make_url(self.url).render_as_string(hide_password=True)
+
+    @property
+    def shown(self) -> str:
+        """The brain as answers to clients name it: a SQLite brain by its file name (never
+        the server's path), a PostgreSQL one by its URL without the password."""
+        return self.path.name if self.path is not None else self.where
 
     def state(self, kind: type[T]) -> T:
         """This brain's one ``kind()``: in-memory state derived from its rows (the
@@ -112,16 +127,40 @@ class Brain:
             with outer.begin_nested():
                 yield outer
             return
-        with _wrap_db_errors(self.where), self._write_lock, self.engine.connect() as conn:
-            conn.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
-            self._local.conn = conn
+        try:
+            with _wrap_db_errors(self.shown), self._write_lock, self.engine.connect() as conn:
+                conn.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
+                self._local.conn = conn
+                try:
+                    with conn.begin():
+                        if self.path is None:
+                            conn.exec_driver_sql(_PG_WRITE_LOCK)
+                        yield conn
+                finally:
+                    self._local.conn = None
+        except BrainError as e:
+            after_write(self, e)
+            raise
+        after_write(self, None)
+
+    @contextmanager
+    def driver_connection(self, *, take_turn: bool = True) -> Iterator[Any]:
+        """The driver's own connection (a SQLite one autocommits), in this process's
+        writers' turn unless ``take_turn`` is False: for what runs outside a transaction
+        (SQLite's VACUUM and checkpoints) or must not wait (the write probe)."""
+        with _wrap_db_errors(self.shown), self._write_lock if take_turn else nullcontext():
+            raw = self.engine.raw_connection()
             try:
-                with conn.begin():
-                    if self.path is None:
-                        conn.exec_driver_sql(_PG_WRITE_LOCK)
-                    yield conn
+                yield raw.driver_connection
             finally:
-                self._local.conn = None
+                raw.close()
+
+    def try_write_turn(self) -> bool:
+        """Take this process's writers' turn if nobody holds it (release it after)."""
+        return self._write_lock.acquire(blocking=False)
+
+    def release_write_turn(self) -> None:
+        self._write_lock.release()
 
     def in_transaction(self) -> bool:
         """Whether this thread is inside :meth:`transaction`."""
@@ -134,7 +173,7 @@ class Brain:
         if outer is not None:
             yield outer
             return
-        with _wrap_db_errors(self.where), self.engine.connect() as conn:
+        with _wrap_db_errors(self.shown), self.engine.connect() as conn:
             if self.path is None:
                 conn.execution_options(isolation_level="REPEATABLE READ")
             yield conn
@@ -154,8 +193,8 @@ class Brain:
 
 
 # Every writer of a PostgreSQL brain holds this lock until its transaction ends.
-_PG_LOCK_KEY = 0x5245564552494531  # "REVERIE1"
-_PG_WRITE_LOCK = f"SELECT pg_advisory_xact_lock({_PG_LOCK_KEY})"
+PG_WRITE_LOCK_KEY = 0x5245564552494531  # "REVERIE1"
+_PG_WRITE_LOCK = f"SELECT pg_advisory_xact_lock({PG_WRITE_LOCK_KEY})"
 
 
 @contextmanager
@@ -163,11 +202,36 @@ def _wrap_db_errors(where: Path | str) -> Iterator[None]:
     try:
         yield
     except OperationalError as e:
-        raise BrainError(f"brain {where}: {e.orig}") from e
+        raise brain_error(f"brain {where}: {e.orig}", e.orig, e.connection_invalidated) from e
     except DatabaseError as e:
-        raise BrainError(f"brain {where} is not usable: {e.orig}") from e
-    except sqlite3.OperationalError as e:  # raised by begin_immediate, below SQLAlchemy
-        raise BrainError(f"brain {where}: {e}") from e
+        raise brain_error(f"brain {where} is not usable: {e.orig}", e.orig) from e
+    except sqlite3.Error as e:  # begin_immediate's, and a driver connection's
+        raise brain_error(f"brain {where}: {e}", e) from e
+    except Exception as e:
+        if not type(e).__module__.startswith("psycopg"):
+            raise
+        raise brain_error(f"brain {where}: {e}", e) from e  # a driver connection's
+
+
+# SQLite's errors (by name) and PostgreSQL's (by SQLSTATE, or its class) that say the
+# brain refuses writes: a full disk, a read-only file or database, failing storage.
+_UNWRITABLE_SQLITE = ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN")
+_UNWRITABLE_PG = ("53", "58", "25006")
+# PostgreSQL's that say the connection is gone or the server is going: try again later.
+_UNAVAILABLE_PG = ("08", "57P")
+
+
+def brain_error(message: str, cause: Any, invalidated: bool = False) -> BrainError:
+    """The :class:`BrainError` a driver's error means: unwritable, unavailable, or other."""
+    name = str(getattr(cause, "sqlite_errorname", "") or "")
+    state = str(getattr(cause, "sqlstate", "") or "")
+    if name.startswith(_UNWRITABLE_SQLITE) or (state and state.startswith(_UNWRITABLE_PG)):
+        return BrainUnwritable(message, full=name == "SQLITE_FULL" or state == "53100")
+    from_pg = type(cause).__module__.startswith("psycopg")
+    lost = from_pg and type(cause).__name__ == "OperationalError" and not state
+    if invalidated or lost or (state and state.startswith(_UNAVAILABLE_PG)):
+        return BrainUnavailable(message)
+    return BrainError(message)
 
 
 def _sqlite_path(url: str) -> Path | None:
@@ -414,7 +478,7 @@ def _ensure_pg_database(url: str, *, create: bool) -> None:
             return
     except psycopg.OperationalError as e:
         if "does not exist" not in str(e):
-            raise BrainError(f"brain {shown}: {e}") from e
+            raise brain_error(f"brain {shown}: {e}", e) from e
     if not create:
         raise BrainNotFound(f"no brain at {shown}: the database does not exist")
     try:

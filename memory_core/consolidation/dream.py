@@ -165,7 +165,9 @@ def dream(
             raise
         finally:
             report.duration_s = time.time() - started
-            report.report_path = str(write_report(settings, report))
+            report.report_path = (
+                write_report(settings, report).relative_to(settings.data_dir).as_posix()
+            )
             _log_end(brain, report)
     finally:
         keeper.stop()
@@ -275,9 +277,13 @@ def _kept_report(report: DreamReport) -> dict[str, Any]:
     return doc
 
 
+# Where passes write their reports, in the data folder.
+REPORTS = "dream-reports"
+
+
 def write_report(settings: Settings, report: DreamReport) -> Path:
     """The pass's report as JSON and Markdown under DATA_DIR/dream-reports/."""
-    folder = Path(settings.data_dir) / "dream-reports"
+    folder = Path(settings.data_dir) / REPORTS
     folder.mkdir(parents=True, exist_ok=True)
     doc = report.to_dict()
     json_path = folder / f"{report.pass_id}.json"
@@ -367,7 +373,7 @@ def list_passes(brain: Brain, limit: int = 50) -> list[dict[str, Any]]:
             "counts": json.loads(r.counts),
             "step_seconds": json.loads(r.step_seconds or "{}"),
             "proposals": decided.get(r.id, {}),
-            "report_path": r.report_path,
+            "report_path": shown_report_path(r.report_path),
             "undone": bool(r.undone),
             "undoable": bool(r.undoable),
         }
@@ -417,4 +423,14 @@ def pass_report(brain: Brain, pass_id: str) -> dict[str, Any]:
         }
     )
     doc.update(proposals_decided=decided, undone=bool(row.undone), undoable=bool(row.undoable))
+    if "report_path" in doc:
+        doc["report_path"] = shown_report_path(doc["report_path"])
     return doc
+
+
+def shown_report_path(path: str | None) -> str | None:
+    """A report's place as answers name it: in the data folder, never the server's own
+    path (passes of older versions recorded it whole)."""
+    if not path:
+        return path
+    return f"{REPORTS}/{Path(path).name}"

@@ -64,11 +64,11 @@ def _read_verified(path: Path, sha256: str, what: str) -> bytes:
     try:
         data = path.read_bytes()
     except OSError as e:
-        raise EmbedderError(f"cannot read the {what} {path}: {e}") from e
+        raise EmbedderError(f"cannot read the {what} {path.name}: {e.strerror}") from e
     digest = hashlib.sha256(data).hexdigest()
     if digest != sha256:
         raise EmbedderError(
-            f"refusing the {what} {path}: sha256 {digest} does not match the pinned {sha256}"
+            f"refusing the {what} {path.name}: sha256 {digest} does not match the pinned {sha256}"
         )
     return data
 
@@ -198,7 +198,7 @@ class MiniLMEmbedder:
                 model_bytes, sess_options=options, providers=["CPUExecutionProvider"]
             )
         except Exception as e:  # onnxruntime raises its own untyped errors
-            raise EmbedderError(f"cannot load the embedding model {model_path}: {e}") from e
+            raise EmbedderError(f"cannot load the embedding model {model_path.name}: {e}") from e
         names = frozenset(i.name for i in session.get_inputs())
         log.info(
             "loaded %s from %s in %.2fs (%d threads)",

@@ -13,7 +13,7 @@ from sqlalchemy import Connection, text
 
 from memory_core.brain.db import Brain
 from memory_core.errors import BrainError, InvalidArgument
-from memory_core.proposals.files import TMP_SUFFIX, file_path, move_file, proposal_folder
+from memory_core.proposals.files import TMP_SUFFIX, file_path, move_file, proposal_folder, shown
 from memory_core.settings import Settings
 from memory_core.traces.model import PRUNED_PREFIX
 
@@ -169,4 +169,4 @@ def read_file(path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise BrainError(f"cannot read proposal file {path}: {e}") from e
+        raise BrainError(f"cannot read proposal file {shown(path)}: {e.strerror}") from e

@@ -29,6 +29,7 @@ from memory_core.proposals.files import (
     file_path,
     move_file,
     proposal_folder,
+    shown,
     sync_folder,
     tmp_file,
     write_synced,
@@ -129,7 +130,7 @@ def create_proposals(
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise BrainError(f"cannot create {folder}: {e}") from e
+        raise BrainError(f"cannot create {shown(folder)}: {e.strerror}") from e
     written: list[tuple[str, Path]] = []
     try:
         with brain.transaction() as conn:

@@ -23,7 +23,7 @@ from memory_core.proposals.base import (
     set_status,
     status_of,
 )
-from memory_core.proposals.files import file_path, move_file
+from memory_core.proposals.files import file_path, move_file, shown
 from memory_core.proposals.review import list_proposals
 from memory_core.settings import Settings
 from memory_core.supersession.chain import supersede
@@ -114,9 +114,11 @@ def _accept_one(brain: Brain, settings: Settings, pid: str, now: float) -> Decis
             return Decision(pid, "not_pending", f"already {row.status}")
         data = read_file(path)
         if data is None:
-            return Decision(pid, "edited", f"its file {path} is missing")
+            return Decision(pid, "edited", f"its file {shown(path)} is missing")
         if hashlib.sha256(data).hexdigest() != row.file_sha256:
-            return Decision(pid, "edited", f"its file {path} was edited since it was proposed")
+            return Decision(
+                pid, "edited", f"its file {shown(path)} was edited since it was proposed"
+            )
         doc = json.loads(data)
         why = _stale_reason(brain, doc)
         if why is not None:

@@ -15,6 +15,16 @@ from memory_core.settings import Settings
 TMP_SUFFIX = ".json.tmp"
 
 
+def shown(path: Path) -> str:
+    """A proposal file or folder as answers name it: from the data folder's
+    ``proposals/`` down, never the server's own path."""
+    parts = path.parts
+    if "proposals" not in parts:
+        return path.name
+    start = len(parts) - 1 - parts[::-1].index("proposals")
+    return "/".join(parts[start:])
+
+
 def proposal_folder(settings: Settings, status: str) -> Path:
     return settings.data_dir / "proposals" / status
 
@@ -34,7 +44,7 @@ def write_synced(path: Path, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
     except OSError as e:
-        raise BrainError(f"cannot write proposal file {path}: {e}") from e
+        raise BrainError(f"cannot write proposal file {shown(path)}: {e.strerror}") from e
 
 
 def sync_folder(folder: Path) -> None:
@@ -46,7 +56,7 @@ def sync_folder(folder: Path) -> None:
         finally:
             os.close(fd)
     except OSError as e:
-        raise BrainError(f"cannot sync {folder}: {e}") from e
+        raise BrainError(f"cannot sync {shown(folder)}: {e.strerror}") from e
 
 
 def move_file(src: Path, dst: Path) -> bool:
@@ -58,7 +68,7 @@ def move_file(src: Path, dst: Path) -> bool:
     except FileNotFoundError:
         if dst.exists():
             return False
-        raise BrainError(f"proposal file {src} is missing") from None
+        raise BrainError(f"proposal file {shown(src)} is missing") from None
     except OSError as e:
-        raise BrainError(f"cannot move {src} to {dst}: {e}") from e
+        raise BrainError(f"cannot move {shown(src)} to {shown(dst)}: {e.strerror}") from e
     return True

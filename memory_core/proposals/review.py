@@ -22,7 +22,7 @@ from memory_core.proposals.base import (
     recover,
     subject_ids,
 )
-from memory_core.proposals.files import file_path
+from memory_core.proposals.files import file_path, shown
 from memory_core.settings import Settings
 
 
@@ -160,7 +160,8 @@ def confidence(kind: str, scores: dict[str, Any], settings: Settings) -> float |
 
 
 def get_proposal(brain: Brain, settings: Settings, proposal_id: str) -> dict[str, Any]:
-    """The proposal's document, with its status, file path and whether it was edited."""
+    """The proposal's document, with its status, its file (in the data folder) and whether
+    it was edited."""
     recover(brain, settings)
     with brain.read() as conn:
         row = conn.execute(
@@ -179,7 +180,7 @@ def get_proposal(brain: Brain, settings: Settings, proposal_id: str) -> dict[str
         kind=row.kind,
         status=row.status,
         decided_at=row.decided_at,
-        file=str(path),
+        file=shown(path),
         edited=data is None or hashlib.sha256(data).hexdigest() != row.file_sha256,
     )
     return doc

@@ -436,8 +436,10 @@ class ApproximateIndex:
             with self._lock:
                 if last < self._applied or floor > self._applied:
                     # The brain was replaced, or changes the graph lacks were pruned
-                    # from the log: the next search builds it afresh.
+                    # from the log (or it restarted, a scope id being forgotten): the
+                    # next search builds it afresh, and the saved one is of no use.
                     self._graph = None
+                    self._discard_saved()
                     break
                 if last == self._applied:
                     break
@@ -550,6 +552,15 @@ class ApproximateIndex:
                 old.unlink(missing_ok=True)
         log.info("vector graph %s: saved at event %d", self.model, applied)
 
+    def _discard_saved(self) -> None:
+        """Remove the saved graph (its description first): a graph the change log no
+        longer reaches is never restored, and may hold vectors since forgotten."""
+        if self.cache is None:
+            return
+        self.cache.unlink(missing_ok=True)
+        for old in self.cache.parent.glob(f"{self.cache.stem}.*.usearch"):
+            old.unlink(missing_ok=True)
+
     def _save_if_due(self) -> None:
         if self._applied - self._saved >= SAVE_EVERY:
             self._save()
@@ -574,6 +585,7 @@ class ApproximateIndex:
             return False
         applied = int(meta.get("applied", -1))
         if not floor <= applied <= last:
+            self._discard_saved()  # the change log no longer reaches it
             return False
         from usearch.index import Index
 

@@ -38,6 +38,24 @@ def error_body(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
 
 
+def without_paths(message: str, settings: mc.Settings | None, brain: mc.Brain | None) -> str:
+    """``message`` with the server's own paths taken out: a file of the data folder
+    named from there, the brain by its file name.  memory_core names files so already;
+    this keeps an answer from ever showing where the server keeps its data."""
+    places: list[tuple[str, str]] = []
+    if brain is not None and brain.path is not None:
+        places.append((str(brain.path.resolve()), brain.path.name))
+        places.append((str(brain.path), brain.path.name))
+    if settings is not None:
+        for folder in (settings.data_dir, settings.home):
+            for spelled in {str(folder.resolve()), str(folder)}:
+                if spelled not in ("", "."):
+                    places.append((spelled.rstrip("/") + "/", ""))
+    for place, shown in sorted(places, key=lambda p: -len(p[0])):
+        message = message.replace(place, shown)
+    return message
+
+
 def status_for(error: mc.ReverieError) -> int:
     return next((s for cls, s in STATUS.items() if isinstance(error, cls)), 500)
 
@@ -49,12 +67,16 @@ def _field(loc: tuple[Any, ...]) -> str:
 
 def install(app: FastAPI) -> None:
     @app.exception_handler(mc.ReverieError)
-    async def _reverie(_: Request, exc: mc.ReverieError) -> JSONResponse:
+    async def _reverie(request: Request, exc: mc.ReverieError) -> JSONResponse:
         status = status_for(exc)
         if status >= 500:
             log.error("request failed: %s", exc)
         headers = {"WWW-Authenticate": 'Bearer realm="reverie"'} if status == 401 else None
-        return JSONResponse(error_body(exc.code, str(exc)), status_code=status, headers=headers)
+        state = request.app.state
+        message = without_paths(
+            str(exc), getattr(state, "settings", None), getattr(state, "brain", None)
+        )
+        return JSONResponse(error_body(exc.code, message), status_code=status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -13,6 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import memory_core as mc
 from memory_core import auth, forget, inbox
+from memory_core.brain import health
 from memory_core.consolidation import hints
 from memory_core.retrieval import context, feedback, tagexpr
 from memory_core.runtime import Runtime
@@ -589,10 +590,16 @@ def healthz() -> dict[str, str]:
     "/readyz",
     tags=["ops"],
     response_model=out.ReadyOut,
-    responses={503: {"model": out.ReadyOut, "description": "Brain or broker unreachable."}},
+    responses={
+        503: {
+            "model": out.ReadyOut,
+            "description": "Brain or broker unreachable, or the brain refusing writes.",
+        }
+    },
 )
 def readyz(request: Request) -> JSONResponse:
-    """Brain and broker reachable."""
+    """Brain and broker reachable, and the brain taking writes (the last write's outcome,
+    or a tiny probe write at most every few seconds; a SQLite brain's free disk)."""
     checks = {"brain": _check_brain(request), "broker": _check_broker(request)}
     ok = all(v == "ok" for v in checks.values())
     return JSONResponse(
@@ -601,12 +608,13 @@ def readyz(request: Request) -> JSONResponse:
 
 
 def _check_brain(request: Request) -> str:
+    brain = _brain(request)
     try:
-        with _brain(request).read() as conn:
+        with brain.read() as conn:
             conn.exec_driver_sql("SELECT 1").scalar()
-        return "ok"
     except mc.ReverieError as e:
         return str(e)
+    return health.write_problem(brain) or "ok"
 
 
 def _check_broker(request: Request) -> str:

@@ -129,3 +129,26 @@ def test_a_caller_acting_for_another_user_may_not_forget_it(
     assert r.status_code == 403
     assert client.get("/v1/memories", params={"scope_id": "alice"}).json()["memories"]
     assert client.delete("/v1/scopes/galaxy/alice").status_code == 422
+
+
+def test_forgetting_while_a_dream_pass_runs_is_refused_and_changes_nothing(
+    client: TestClient,
+    api_settings: mc.Settings,
+    alice_and_bob: dict[str, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memory_core import forget
+    from memory_core.brain.leases import PASS_LEASE, acquire_lease, release_lease
+
+    brain = mc.open_brain(api_settings)
+    monkeypatch.setattr(forget, "PASS_WAIT_S", 0.3)  # the wait a running pass is given
+    assert acquire_lease(brain, PASS_LEASE, "dream_running", 600)
+    try:
+        r = client.delete("/v1/scopes/user/alice")
+        assert r.status_code == 409 and "dream pass is running" in r.json()["error"]["message"]
+        listed = client.get("/v1/memories", params={"scope_id": "alice"}).json()["memories"]
+        assert len(listed) == len(alice_and_bob["alice"]) - 1  # one was soft-deleted
+    finally:
+        release_lease(brain, PASS_LEASE, "dream_running")
+        brain.close()
+    assert client.delete("/v1/scopes/user/alice").status_code == 200

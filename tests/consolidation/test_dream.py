@@ -479,9 +479,11 @@ def test_reindex_rebuilds_an_inconsistent_index_and_logs_the_pass(
     assert [p.check for p in doctor(brain)] == ["hashes"]  # the hash was stale too, not the index
     passes = list_passes(brain)
     assert passes[0]["pass_id"] == report.pass_id and passes[0]["status"] == "ok"
-    doc = json.loads(Path(report.report_path or "").read_text())
+    assert report.report_path == f"dream-reports/{report.pass_id}.json"
+    doc = json.loads((settings.data_dir / report.report_path).read_text())
     assert doc["summary"]["durationMs"] >= 0
-    assert Path(report.report_path or "").with_suffix(".md").read_text().startswith("# Dream pass")
+    markdown = (settings.data_dir / report.report_path).with_suffix(".md")
+    assert markdown.read_text().startswith("# Dream pass")
 
 
 def test_a_second_pass_while_one_holds_the_lease_says_already_running(

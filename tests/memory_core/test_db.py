@@ -158,13 +158,13 @@ def test_write_transactions_begin_immediate(brain: mc.Brain, tmp_path: Path) -> 
     if brain.dialect == "postgresql":  # nor, on any host, take the writers' lock
         import psycopg
 
-        from memory_core.brain.db import _PG_LOCK_KEY
+        from memory_core.brain.db import PG_WRITE_LOCK_KEY
 
         url = make_url(brain.url)
         with psycopg.connect(
             host=url.host, port=url.port, user=url.username, dbname=url.database, autocommit=True
         ) as other:
-            try_lock = f"SELECT pg_try_advisory_lock({_PG_LOCK_KEY})"
+            try_lock = f"SELECT pg_try_advisory_lock({PG_WRITE_LOCK_KEY})"
             with brain.transaction():
                 assert other.execute(try_lock).fetchone() == (False,)  # type: ignore[arg-type]
             assert other.execute(try_lock).fetchone() == (True,)  # type: ignore[arg-type]

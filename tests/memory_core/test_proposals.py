@@ -160,7 +160,8 @@ def test_list_is_oldest_first_with_ages_and_show_adds_status(
     ]
     shown = p.get_proposal(brain, settings, early)
     assert (shown["status"], shown["edited"], shown["decided_at"]) == ("pending", False, None)
-    assert shown["file"] == str(folder(settings, "pending") / f"{early}.json")
+    assert shown["file"] == f"proposals/pending/{early}.json"  # in the data folder
+    assert (settings.data_dir / shown["file"]).is_file()
     assert p.list_proposals(brain, settings, "accepted", identity=SYSTEM) == []
     assert len(p.list_proposals(brain, settings, "all", identity=SYSTEM)) == 2
 
@@ -342,7 +343,8 @@ def test_accepting_an_edited_proposal_file_is_refused(
     path.write_text(path.read_text().replace('"merged"', '"something else"'))
     before = digest(brain)
     [decision] = p.accept(brain, settings, [pid])
-    assert decision.outcome == "edited" and str(path) in decision.detail
+    assert decision.outcome == "edited" and f"proposals/pending/{pid}.json" in decision.detail
+    assert str(settings.data_dir) not in decision.detail  # never the server's own path
     assert digest(brain) == before and ledger(brain, pid).status == "pending"
     assert p.get_proposal(brain, settings, pid)["edited"] is True
     path.write_text("{not json")

@@ -1,4 +1,5 @@
-"""Nothing lost: worker processes killed with -9, Redis flushed mid-run.
+"""Nothing lost: worker processes killed with -9, Redis flushed mid-run, the brain's
+connection killed while a worker boots.
 
 Real worker processes (the dramatiq CLI, as memctl worker starts it) on a real Redis,
 a real brain (a SQLite file, and a PostgreSQL database).  After each disaster every
@@ -14,7 +15,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 import redis
 from sqlalchemy import text
@@ -22,6 +26,7 @@ from sqlalchemy import text
 import memory_core as mc
 from memory_core import inbox, jobs
 from memory_core.auth import SYSTEM
+from memory_core.brain.db import PG_WRITE_LOCK_KEY
 from reverie.compose import WORKER_BROKER, Process, process
 
 pytestmark = pytest.mark.slow
@@ -53,7 +58,9 @@ class WorkerGroup:
         self.env = env
         self.procs: list[subprocess.Popen[bytes]] = []
 
-    def start(self) -> subprocess.Popen[bytes]:
+    def start(self, log: Path | None = None) -> subprocess.Popen[bytes]:
+        """A worker group of one process (its output in ``log``, when given)."""
+        output = log.open("wb") if log is not None else subprocess.DEVNULL
         proc = subprocess.Popen(
             [
                 sys.executable,
@@ -71,9 +78,11 @@ class WorkerGroup:
             ],
             env=self.env,
             start_new_session=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
         )
+        if log is not None:
+            output.close()  # type: ignore[union-attr]
         self.procs.append(proc)
         return proc
 
@@ -190,4 +199,40 @@ def test_flushing_redis_mid_run_then_reconcile_ingests_every_turn_once(
     for turn_id in plan.turn_ids:
         workers.actors.ingest_turn.send(turn_id)
     wait_for(lambda: done_count(brain) == len(ids), 300)
+    assert_exactly_once(brain, len(ids))
+
+
+def _waiting_at_boot(conn: psycopg.Connection[Any]) -> list[int]:
+    """Worker backends waiting for the brain's write lock (a worker's migration check)."""
+    rows = conn.execute(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+        "AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+@pytest.mark.parametrize("brain_url", ["postgresql"], indirect=True)
+def test_a_brain_connection_killed_while_a_worker_boots_is_waited_out_and_every_turn_ingested(
+    group: WorkerGroup,
+    sender: tuple[mc.Settings, mc.Brain, Process],
+    brain_url: str,
+    tmp_path: Path,
+) -> None:
+    _, brain, workers = sender
+    ids = post_turns(brain, workers, 300)  # pending, their messages queued
+    libpq = brain_url.replace("postgresql+psycopg://", "postgresql://")
+    log = tmp_path / "worker.log"
+    # The test holds the brain's write lock, so the worker's boot (its migration check
+    # takes that lock first) waits where the test can see it, and kill its connection.
+    with psycopg.connect(libpq, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (PG_WRITE_LOCK_KEY,))
+        proc = group.start(log)
+        wait_for(lambda: _waiting_at_boot(holder), 120)
+        for pid in _waiting_at_boot(holder):
+            holder.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        holder.execute("SELECT pg_advisory_unlock(%s)", (PG_WRITE_LOCK_KEY,))
+    wait_for(lambda: "trying again" in log.read_text() or proc.poll() is not None, 60)
+    assert proc.poll() is None, log.read_text()[-3000:]
+    wait_for(lambda: proc.poll() is None and done_count(brain) == len(ids), 300)
+    assert proc.poll() is None, "the group went down"
     assert_exactly_once(brain, len(ids))
