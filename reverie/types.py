@@ -441,4 +441,7 @@ class ContextOut(Out):
 
 
 class PredicatesOut(Out):
-    predicates: dict[str, str] = Field(description="Each named predicate's expression.")
+    predicates: dict[str, str | None] = Field(
+        description="Each named predicate's expression; null for each to a caller confined "
+        "to scope ids (it may name other tenants' tags), which uses @name all the same."
+    )

@@ -123,7 +123,7 @@ def search(
     counts = brain.state(lexical.TermCounts)
     with brain.read() as conn:
         if tags_expr is not None:  # compiled in the snapshot it filters
-            compiled = tagexpr.compile_expression(brain, conn, tags_expr)
+            compiled = tagexpr.compile_expression(brain, conn, tags_expr, identity=identity)
             filters = replace(filters, expression=(compiled.sql, compiled.params))
         where, params = (None, {}) if filters.only_active() else filters.sql()
         vector_search = None
