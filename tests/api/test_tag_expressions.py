@@ -125,3 +125,17 @@ def test_the_tool_and_memctl_take_the_expression_too(
     import json
 
     assert [h["id"] for h in json.loads(printed.stdout)["results"]] == [kept]
+
+
+def test_a_regex_sees_a_tag_as_soon_as_it_is_added_or_rewritten(client: TestClient) -> None:
+    first = _add(client, "Topic notes.", ["topic.one"])
+    assert _found(client, "notes", "/^topic\\./") == [first]  # the tags are read, and kept
+    second = _add(client, "More topic notes.", ["topic.two"])
+    assert set(_found(client, "notes", "/^topic\\./")) == {first, second}
+    r = client.patch(f"/v1/memories/{first}", json={"tags": ["subject.one"]})
+    assert r.status_code == 200, r.text
+    assert _found(client, "notes", "/^subject\\./") == [first]
+    renamed = client.post("/v1/tags/rename", json={"from": "topic.two", "to": "subject.two"})
+    assert renamed.json()["renamed"] == [second]
+    assert set(_found(client, "notes", "/^subject\\./")) == {first, second}
+    assert _found(client, "notes", "/^topic\\./") == []
