@@ -74,9 +74,12 @@ def _refused(client: TestClient, expr: str) -> str:
 
 
 def test_past_a_bound_or_outside_re2_is_a_clear_422(client: TestClient) -> None:
-    assert client.post(
-        "/v1/memories", json={"content": "Notes.", "scope_id": "ana", "tags": ["a", "b"]}
-    ).status_code == 201
+    assert (
+        client.post(
+            "/v1/memories", json={"content": "Notes.", "scope_id": "ana", "tags": ["a", "b"]}
+        ).status_code
+        == 201
+    )
     deep = tagexpr.MAX_NESTING
     cases = {
         "!" * 998 + "a": "nests deeper than",

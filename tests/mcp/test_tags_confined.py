@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from sqlalchemy import text
 
 import memory_core as mc
 from memory_core.auth import SYSTEM, create_token
@@ -95,9 +96,9 @@ def test_a_tag_only_another_tenant_has_answers_as_one_nobody_has(
         for name in (SECRET, NOBODYS)
     ]
     assert _answer(renames[0]) == _answer(renames[1]) == (200, {"renamed": []})
-    for text in texts:
-        assert not any(name in text for name in ALICES), text
-        assert "clinic" not in text, text
+    for said in texts:
+        assert not any(name in said for name in ALICES), said
+        assert "clinic" not in said, said
     assert mc.get_trace(served.brain, tenants["alice"], identity=SYSTEM).tags == ALICES
 
 
@@ -119,6 +120,16 @@ def test_a_confined_caller_uses_predicates_but_neither_reads_nor_manages_them(
         assert SECRET not in refused.text
     shown = tagexpr.list_predicates(served.brain, identity=SYSTEM)
     assert shown == {"flagged": f"{SECRET} | /^clinic/"}
+    # One stored before its regex was refused (lookaround is not RE2): Bob is told it
+    # does not compile, and nothing of its text.
+    with served.brain.transaction() as conn:
+        conn.execute(
+            text("INSERT INTO tag_predicates (name, expression, created_at) VALUES (:n, :e, 0)"),
+            {"n": "stale", "e": f"/(?={SECRET})/"},
+        )
+    stale = bob.get("/v1/search", params={"q": "notes", "tags_expr": "bob-notes & @stale"})
+    assert stale.status_code == 422 and "@stale does not compile" in stale.text
+    assert SECRET not in stale.text
 
 
 def test_mcp_acting_for_bob_answers_alices_tag_as_nobodys(
