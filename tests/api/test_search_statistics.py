@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 import memory_core as mc
 from memory_core.auth import SYSTEM, create_token
+from tests.api.conftest import close
 
 QUERIES = ("sourdough", "sourdough oven", "where does the sourdough starter live")
 
@@ -62,18 +63,7 @@ def test_another_tenants_words_never_move_a_confined_callers_own_hit(
         identity=SYSTEM,
     )
     for q in QUERIES:
-        assert _same(_seen(client, bob, q), before[q]), q
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal, numbers to 1e-4: a hit's strength decays a little between two searches."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and isinstance(b, float):
-        return abs(a - b) < 1e-4
-    return bool(a == b)
+        assert close(_seen(client, bob, q), before[q]), q
 
 
 def test_an_unconfined_caller_still_sees_bm25s_score(client: TestClient) -> None:
