@@ -93,7 +93,11 @@ class Successor(Out):
 
 class Channel(Out):
     rank: int | None = Field(description="Its rank in this channel; null: scored only.")
-    score: float
+    score: float | None = Field(
+        None,
+        description="Its score in this channel; left out of BM25's for a caller confined to "
+        "scope ids (it weighs words by the whole brain's statistics).",
+    )
 
 
 class Attached(Out):
@@ -441,4 +445,7 @@ class ContextOut(Out):
 
 
 class PredicatesOut(Out):
-    predicates: dict[str, str] = Field(description="Each named predicate's expression.")
+    predicates: dict[str, str | None] = Field(
+        description="Each named predicate's expression; null for each to a caller confined "
+        "to scope ids (it may name other tenants' tags), which uses @name all the same."
+    )

@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager, nullcontext
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -280,8 +280,8 @@ def _make_engine(url: str, settings: Settings) -> Engine:
         # small private cache: large brains search markedly faster.
         cur.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         cur.close()
-        # What tag expressions call (PostgreSQL has them from its migration).
-        dbapi_conn.create_function("reverie_matches", 2, _matches, deterministic=True)
+        # What tag expressions call (PostgreSQL has it from its migration); no regex
+        # runs in the database (memory_core.retrieval.tagvocab matches them).
         dbapi_conn.create_function("reverie_number", 1, _number, deterministic=True)
 
     @event.listens_for(engine, "begin")
@@ -296,20 +296,6 @@ def _make_engine(url: str, settings: Settings) -> Engine:
 
 
 _NUMBER = re.compile(r"^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$")
-
-
-def _matches(value: Any, pattern: Any) -> bool:
-    """SQLite's ``reverie_matches(tag, regex)``: the regex searched in the tag."""
-    return (
-        isinstance(value, str)
-        and isinstance(pattern, str)
-        and _regex(pattern).search(value) is not None
-    )
-
-
-@lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
 
 
 def _number(value: Any) -> float | None:

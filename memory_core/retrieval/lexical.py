@@ -24,7 +24,7 @@ import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import OperationalError
@@ -73,15 +73,19 @@ def rank(
     settings: Settings,
     *,
     counts: TermCounts | None = None,
+    words: WordCounts | None = None,
 ) -> LexicalRanking:
     """The ``depth`` best matches of ``query`` among traces passing ``where``.
 
     ``where`` is an SQL condition over ``t`` (memory_traces); None means only
     "not deleted", which ranks in the index alone (see :func:`_rank_active`).
+    ``words``: the statistics a plain-language query's words are dropped by (a
+    confined caller's own, :mod:`memory_core.retrieval.own_counts`); None: ``counts``.
     """
+    words = words or counts
     context_weight = settings.search_context_weight
     if conn.dialect.name == "postgresql":
-        return _rank_pg(conn, query, where, params, depth, settings, counts)
+        return _rank_pg(conn, query, where, params, depth, settings, counts, words)
     bm25 = f"bm25({FTS_TABLE}, 1.0, 1.0, {float(context_weight)!r})"
     # Without the context column, a row matching only there must not match.
     scoped = (lambda m: m) if context_weight > 0 else (lambda m: f"{{content tags}} : ({m})")
@@ -89,7 +93,7 @@ def rank(
     found = _run(conn, scoped(match), where, params, depth, bm25)
     if found is None or (not found and not FTS_SYNTAX.search(query) and len(query.split()) > 1):
         mode = "natural"
-        match = natural_query(conn, query, settings, counts)
+        match = natural_query(conn, query, settings, words)
         found = (_run(conn, scoped(match), where, params, depth, bm25) if match else None) or []
     return LexicalRanking(
         [(f.seq, score) for f, score in found], mode, match, {f.seq: f for f, _ in found}
@@ -104,6 +108,7 @@ def _rank_pg(
     depth: int,
     settings: Settings,
     counts: TermCounts | None,
+    words: WordCounts | None,
 ) -> LexicalRanking:
     """:func:`rank` on a PostgreSQL brain (:mod:`memory_core.retrieval.lexical_pg`)."""
     own = settings.search_context_weight <= 0
@@ -143,9 +148,9 @@ def _rank_pg(
         hits = found(parsed.tsquery, parsed.words, any_word=plain, required=parsed.required)
     if hits is None or (not hits and not FTS_SYNTAX.search(query) and len(query.split()) > 1):
         mode = "natural"
-        match = natural_query(conn, query, settings, counts)
-        words = _NATURAL_WORD.findall(match)
-        hits = found(*lexical_pg.any_of(words, only_own_words=own), any_word=True) if words else []
+        match = natural_query(conn, query, settings, words or counts)
+        kept = _NATURAL_WORD.findall(match)
+        hits = found(*lexical_pg.any_of(kept, only_own_words=own), any_word=True) if kept else []
     return LexicalRanking(
         [(f.seq, score) for f, score in hits], mode, match, {f.seq: f for f, _ in hits}
     )
@@ -250,6 +255,10 @@ class TermCounts:
         if total > self._basis * 1.1 or total < self._basis:
             self._basis, self._counts, self._lexemes, self._size = total, {}, {}, None
 
+    def size(self, conn: Connection) -> int:
+        """The brain's size (:func:`brain_size`)."""
+        return brain_size(conn)
+
     def df(self, conn: Connection, total: int, stems: Sequence[str]) -> dict[str, int]:
         """How many traces hold each stem, ``total`` being the brain's size now."""
         return self.terms(conn, total, stems)[0]
@@ -290,23 +299,37 @@ class TermCounts:
         return size
 
 
+class WordCounts(Protocol):
+    """Word statistics: the brain's (:class:`TermCounts`), or a confined caller's own."""
+
+    def size(self, conn: Connection) -> int:
+        """How many traces the statistics count."""
+        ...
+
+    def df(self, conn: Connection, total: int, stems: Sequence[str]) -> dict[str, int]:
+        """How many of them hold each stem."""
+        ...
+
+
 def natural_query(
-    conn: Connection, query: str, settings: Settings, counts: TermCounts | None = None
+    conn: Connection, query: str, settings: Settings, counts: WordCounts | None = None
 ) -> str:
     """An FTS5 query from plain words: content words, quoted, OR-ed.
 
     On a brain of at least ``search_term_share_min_docs`` traces, words found
     in more than ``search_max_term_share`` of them are dropped (the rarest is
-    kept if all are that common).
+    kept if all are that common); ``counts`` says what is counted (a confined
+    caller's own traces, :mod:`memory_core.retrieval.own_counts`).
     """
     terms = content_words(query)
     if not terms:
         return ""
-    total = brain_size(conn)
+    counts = counts or TermCounts()
+    total = counts.size(conn)
     if total >= settings.search_term_share_min_docs and len(terms) > 1:
         limit = settings.search_max_term_share * total
         stems = {w: stem(w) for w in terms}
-        df_by_stem = (counts or TermCounts()).df(conn, total, list(stems.values()))
+        df_by_stem = counts.df(conn, total, list(stems.values()))
         df = {w: df_by_stem[stems[w]] for w in terms}
         kept = [w for w in terms if df[w] <= limit]
         terms = kept or [min(terms, key=lambda w: df[w])]

@@ -77,11 +77,14 @@ class Candidate:
             value *= factor
         return value
 
-    def channels(self) -> dict[str, dict[str, Any]]:
-        """Each channel's rank and score of this trace, for the result's breakdown."""
+    def channels(self, *, lexical_score: bool = True) -> dict[str, dict[str, Any]]:
+        """Each channel's rank and score of this trace, for the result's breakdown
+        (``lexical_score`` False: BM25's rank alone)."""
         out: dict[str, dict[str, Any]] = {}
         if self.bm25_score is not None:
-            out["bm25"] = {"rank": self.bm25_rank, "score": round(self.bm25_score, 6)}
+            out["bm25"] = {"rank": self.bm25_rank}
+            if lexical_score:
+                out["bm25"]["score"] = round(self.bm25_score, 6)
         if self.vector_score is not None:
             out["vector"] = {"rank": self.vector_rank, "score": round(self.vector_score, 6)}
         return out

@@ -49,6 +49,7 @@ from memory_core.retrieval import (
 )
 from memory_core.retrieval.filters import Filters, check_as_of, check_limit, check_min_score
 from memory_core.retrieval.lexical import natural_query
+from memory_core.retrieval.own_counts import OwnCounts
 from memory_core.retrieval.query_embedding import (
     QueryEmbedder,
     QueryEmbedders,
@@ -121,15 +122,18 @@ def search(
     depth = max(limit, s.search_candidates)
     degraded: list[str] = []
     counts = brain.state(lexical.TermCounts)
+    # A confined caller's word statistics are its own: another tenant's words never
+    # move its hits' relevance nor its query (memory_core.retrieval.own_counts).
+    words = counts if within is None else brain.state(OwnCounts).of(within, counts)
     with brain.read() as conn:
         if tags_expr is not None:  # compiled in the snapshot it filters
-            compiled = tagexpr.compile_expression(brain, conn, tags_expr)
+            compiled = tagexpr.compile_expression(brain, conn, tags_expr, identity=identity)
             filters = replace(filters, expression=(compiled.sql, compiled.params))
         where, params = (None, {}) if filters.only_active() else filters.sql()
         vector_search = None
         if s.search_vector_weight > 0:
             vector_search = _start_vector(conn, brain, embedder, query, degraded)
-        lex = lexical.rank(conn, query, where, params, depth, s, counts=counts)
+        lex = lexical.rank(conn, query, where, params, depth, s, counts=counts, words=words)
         scores = None
         if vector_search is not None:
             selective = filters.scope_id is not None or within is not None
@@ -163,13 +167,14 @@ def search(
             )
         best = quoted.after_quoted_sources(conn, best, full, query, memories)
         successors = _successors(conn, full.values())
-        weights = _query_weights(conn, brain, query)
+        weights = _query_weights(conn, words, query)
     hits = _hits(
         best,
         full,
         successors,
         _Judge(lex.mode, scores is not None, named, weights, answers, floor, now),
         wanted,
+        lexical_scores=within is None,
     )
     if reranker is not None and len(hits) > 1:
         hits = _reranked(reranker, query, hits, degraded)
@@ -238,9 +243,13 @@ def _hits(
     successors: dict[str, Trace],
     judge: _Judge,
     limit: int,
+    *,
+    lexical_scores: bool,
 ) -> list[SearchHit]:
     """Up to ``limit`` hits, one a memory (a fact and its turn are one, the other
-    attached), best first, each as relevant as the floor asks."""
+    attached), best first, each as relevant as the floor asks.  ``lexical_scores``
+    False: each hit's BM25 channel says its rank alone (its score weighs words by the
+    whole brain's statistics: not for a caller confined to scope ids)."""
     hits: list[SearchHit] = []
     by_memory: dict[str, SearchHit] = {}
     for c in best:
@@ -256,7 +265,7 @@ def _hits(
             trace,
             c.score,
             c.strength,
-            c.channels(),
+            c.channels(lexical_score=lexical_scores),
             c.fused,
             dict(c.factors),
             fit,
@@ -270,13 +279,13 @@ def _hits(
     return hits
 
 
-def _query_weights(conn: Connection, brain: Brain, query: str) -> dict[str, float]:
-    """The idf weight of each of the query's words, from the full-text index's counts."""
+def _query_weights(conn: Connection, words: lexical.WordCounts, query: str) -> dict[str, float]:
+    """The idf weight of each of the query's words, from ``words``' counts."""
     stems = relevance.query_stems(query)
     if not stems:
         return {}
-    total = lexical.brain_size(conn)
-    df = brain.state(lexical.TermCounts).df(conn, total, stems)
+    total = words.size(conn)
+    df = words.df(conn, total, stems)
     return relevance.query_weights(stems, df, total)
 
 

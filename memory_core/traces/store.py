@@ -19,7 +19,7 @@ from sqlalchemy import Connection, text
 
 from memory_core import supersession
 from memory_core.auth import DELETE, WRITE, Identity, acting
-from memory_core.brain.db import Brain, raw_cursor
+from memory_core.brain.db import Brain, raw_cursor, write_meta
 from memory_core.brain.schema import FTS_TABLE
 from memory_core.embeddings import archive_vectors
 from memory_core.errors import Conflict, InvalidArgument, NotFound
@@ -51,6 +51,17 @@ def fts_insert(conn: Connection, seq: int, content: str, tags_json: str, context
     conn.execute(
         _FTS_INSERT, {"seq": seq, "content": content, "tags": tags_json, "context": context}
     )
+
+
+# The brain_meta key every rewrite of a stored trace's tags changes: what has read the
+# brain's tags (a tag expression's regexes match against them) knows to read them again.
+# A new trace needs no mark: its seq is past every one read.
+TAGS_REWRITTEN = "tags_rewritten"
+
+
+def tags_rewritten(conn: Connection) -> None:
+    """Mark, in the write transaction ``conn``, that a stored trace's tags changed."""
+    write_meta(conn, TAGS_REWRITTEN, uuid.uuid4().hex)
 
 
 def fts_delete(conn: Connection, seq: int, content: str, tags_json: str, context: str) -> None:
@@ -403,6 +414,8 @@ def rewrite_trace(
     if result.rowcount != 1:
         raise Conflict(f"trace {old.id} changed while it was being updated")
     old_tags_json = dumps(old.tags)
+    if values["tags"] != old_tags_json:
+        tags_rewritten(conn)
     if new_content != old.content or values["tags"] != old_tags_json:
         fts_delete(conn, old.seq, old.content, old_tags_json, old.context)
         fts_insert(conn, old.seq, new_content, values["tags"], old.context)

@@ -28,7 +28,7 @@ from memory_core.embeddings import archive_vectors, unarchive_vectors
 from memory_core.errors import Conflict, NotFound
 from memory_core.traces.journal import changing, created
 from memory_core.traces.model import dumps
-from memory_core.traces.store import fetch_trace, fts_delete, fts_insert
+from memory_core.traces.store import fetch_trace, fts_delete, fts_insert, tags_rewritten
 
 # Columns an undo writes back (everything but the row's identity).
 _RESTORED = [c.name for c in memory_traces.columns if c.name not in ("seq", "id")]
@@ -126,6 +126,8 @@ def _restore_row(conn: Connection, before: dict[str, Any]) -> None:
         {c: before[c] for c in [*_RESTORED, "id"]},
     )
     fts_insert(conn, before["seq"], before["content"], before["tags"], before["context"])
+    if before["tags"] != dumps(current.tags):
+        tags_rewritten(conn)
     if not before["deleted"]:
         unarchive_vectors(conn, before["id"], before["content_hash"])
 

@@ -241,7 +241,8 @@ def rename_tag(body: TagRenameIn, request: Request, caller: CanWrite) -> dict[st
 
 @router.get("/v1/tag-predicates", tags=["memories"], response_model=out.PredicatesOut)
 def list_predicates(request: Request, caller: CanRead) -> dict[str, Any]:
-    """The named tag predicates (``@name`` in a tag expression)."""
+    """The named tag predicates (``@name`` in a tag expression); to a caller confined to
+    scope ids, their names alone (each text null: it may name any tenant's tags)."""
     return {"predicates": tagexpr.list_predicates(_brain(request), identity=caller)}
 
 
@@ -257,7 +258,8 @@ def save_predicate(
     request: Request,
     caller: CanAdmin,
 ) -> dict[str, Any]:
-    """Store (or replace) ``@name``: refused when it does not compile or names itself."""
+    """Store (or replace) ``@name``: refused when it does not compile or names itself,
+    and to a caller confined to scope ids (predicates are the whole brain's)."""
     tagexpr.save_predicate(_brain(request), name, body.expression, identity=caller)
     return {"predicates": tagexpr.list_predicates(_brain(request), identity=caller)}
 
@@ -271,7 +273,7 @@ def save_predicate(
 def delete_predicate(
     name: Annotated[str, Path(pattern=tagexpr.NAME_PATTERN)], request: Request, caller: CanAdmin
 ) -> dict[str, Any]:
-    """Forget ``@name``."""
+    """Forget ``@name`` (not for a caller confined to scope ids)."""
     tagexpr.delete_predicate(_brain(request), name, identity=caller)
     return {"predicates": tagexpr.list_predicates(_brain(request), identity=caller)}
 
@@ -379,7 +381,8 @@ def search(
             max_length=tagexpr.MAX_LENGTH,
             pattern=tagexpr.PATTERN,
             description="A tag expression: a & b, a | b, !a, (...), key=value, /regex/, "
-            "mutex(a, b), @named; an unknown tag is refused with the nearest one.",
+            "mutex(a, b), @named (regexes in RE2 syntax); a tag no memory of the caller "
+            "carries matches nothing.",
         ),
     ] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,

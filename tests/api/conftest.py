@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -89,3 +90,14 @@ def serving(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def close(a: Any, b: Any) -> bool:
+    """Equal JSON, numbers to 1e-4: a hit's strength decays a little between two searches."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) < 1e-4
+    return bool(a == b)

@@ -1,6 +1,6 @@
 """Tag expressions filter exactly as the algebra says, before ranking, on both channels:
-a crowd the expression keeps out never displaces a match; numbers match canonically; an
-unknown tag is refused naming the nearest one; a named predicate is reusable."""
+a crowd the expression keeps out never displaces a match; numbers match canonically; a
+tag no memory carries matches nothing; a named predicate is reusable."""
 
 from __future__ import annotations
 
@@ -63,13 +63,16 @@ def test_a_number_matches_canonically_and_mutex_allows_at_most_one(client: TestC
     assert len(_found(client, "task", "mutex(draft, final)")) == 3
 
 
-def test_an_unknown_tag_is_refused_with_the_nearest_and_bad_syntax_says_where(
-    client: TestClient,
-) -> None:
-    _add(client, "Rust notes.", ["rust", "project:nmmt"])
+def test_an_unknown_tag_matches_nothing_and_bad_syntax_says_where(client: TestClient) -> None:
+    kept = _add(client, "Rust notes.", ["rust", "project:nmmt"])
+    for expr, found in (
+        ("rusty & project=nmmt", []),
+        ("projekt=nmmt", []),
+        ("!rusty", [kept]),
+        ("/^rust$/ & !/^ru$/", [kept]),
+    ):
+        assert _found(client, "notes", expr) == found, expr
     for expr, said, status in (
-        ("rusty & project=nmmt", "no memory has the tag 'rusty' (the nearest: 'rust')", 404),
-        ("projekt=nmmt", "no memory has a projekt:... tag (the nearest: 'project')", 404),
         ("@nothing", "no named predicate @nothing", 404),
         ("rust & (", "tags_expr: unexpected", 422),
         ("/(/", "is no regular expression", 422),
@@ -122,3 +125,17 @@ def test_the_tool_and_memctl_take_the_expression_too(
     import json
 
     assert [h["id"] for h in json.loads(printed.stdout)["results"]] == [kept]
+
+
+def test_a_regex_sees_a_tag_as_soon_as_it_is_added_or_rewritten(client: TestClient) -> None:
+    first = _add(client, "Topic notes.", ["topic.one"])
+    assert _found(client, "notes", "/^topic\\./") == [first]  # the tags are read, and kept
+    second = _add(client, "More topic notes.", ["topic.two"])
+    assert set(_found(client, "notes", "/^topic\\./")) == {first, second}
+    r = client.patch(f"/v1/memories/{first}", json={"tags": ["subject.one"]})
+    assert r.status_code == 200, r.text
+    assert _found(client, "notes", "/^subject\\./") == [first]
+    renamed = client.post("/v1/tags/rename", json={"from": "topic.two", "to": "subject.two"})
+    assert renamed.json()["renamed"] == [second]
+    assert set(_found(client, "notes", "/^subject\\./")) == {first, second}
+    assert _found(client, "notes", "/^topic\\./") == []
