@@ -317,8 +317,9 @@ def authenticate(brain: Brain, token: str | None) -> Identity:
 def identify(brain: Brain, authorization: str | None, *, open_allowed: bool) -> Identity:
     """The caller behind an ``Authorization`` header value (``Bearer rvt_...``).
 
-    Without one, the caller is :data:`OPEN` while no token works and the server
-    may run open (bound to loopback); else the anonymous grant, when an admin made
+    Without one (a blank value is none), the caller is :data:`OPEN` while no token
+    works and the server may run open (bound to loopback, answering loopback Host
+    names only: ``reverie.api.site``); else the anonymous grant, when an admin made
     one; otherwise :class:`Unauthorized`.
     """
     if authorization is None or not authorization.strip():
