@@ -107,7 +107,7 @@ def _register_dreams(app: typer.Typer) -> None:
         from memory_core.consolidation.dream import list_passes
 
         state = state_of(ctx)
-        passes = list_passes(state.brain(), limit)
+        passes = list_passes(state.brain(), limit, identity=mc.OPEN)
         if state.json:
             out.emit_json({"passes": passes})
             return
@@ -140,7 +140,7 @@ def _register_dreams(app: typer.Typer) -> None:
         from memory_core.consolidation.dream import undo_pass
 
         state = state_of(ctx)
-        result = undo_pass(state.brain(), pass_id)
+        result = undo_pass(state.brain(), pass_id, identity=mc.OPEN)
         if state.json:
             out.emit_json(result.to_dict())
             return

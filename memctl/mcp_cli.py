@@ -38,5 +38,5 @@ def register(app: typer.Typer) -> None:
 
         state = state_of(ctx)
         given = {"user": user, "thread": thread, "persona": persona, "organization": organization}
-        scope_ids = {scope: value for scope, value in given.items() if value}
+        scope_ids = {scope: value for scope, value in given.items() if value is not None}
         compose.mcp_stdio(state.settings, token, scope_ids)

@@ -54,7 +54,7 @@ def create(
     """Make a token and print it, once."""
     state = state_of(ctx)
     info, token = auth.create_token(
-        state.brain(create=True), name, can.split(","), scope_id or None
+        state.brain(create=True), name, can.split(","), scope_id or None, identity=auth.OPEN
     )
     _show_new(state, info, token, "made")
 
@@ -63,7 +63,7 @@ def create(
 def list_(ctx: typer.Context) -> None:
     """Every token, revoked ones too (no secrets: none are kept)."""
     state = state_of(ctx)
-    tokens = auth.list_tokens(state.brain())
+    tokens = auth.list_tokens(state.brain(), identity=auth.OPEN)
     if state.json:
         out.emit_json({"tokens": [t.to_dict() for t in tokens]})
         return
@@ -88,9 +88,9 @@ def list_(ctx: typer.Context) -> None:
 
 @app.command()
 def revoke(ctx: typer.Context, name: Annotated[str, typer.Argument()]) -> None:
-    """Revoke a token: it never works again."""
+    """Revoke a token: it never works again, and cannot be reset."""
     state = state_of(ctx)
-    info = auth.revoke_token(state.brain(), name)
+    info = auth.revoke_token(state.brain(), name, identity=auth.OPEN)
     if state.json:
         out.emit_json(info.to_dict())
     else:
@@ -99,9 +99,9 @@ def revoke(ctx: typer.Context, name: Annotated[str, typer.Argument()]) -> None:
 
 @app.command()
 def reset(ctx: typer.Context, name: Annotated[str, typer.Argument()]) -> None:
-    """A new secret for a token (active again if it was revoked), printed once."""
+    """A new secret for an active token, printed once (a revoked one stays revoked)."""
     state = state_of(ctx)
-    info, token = auth.reset_token(state.brain(), name)
+    info, token = auth.reset_token(state.brain(), name, identity=auth.OPEN)
     _show_new(state, info, token, "reset")
 
 
@@ -127,14 +127,16 @@ def anonymous(
     if off == (can is not None):
         raise InvalidArgument("give --can CAPABILITIES, or --off")
     if off:
-        info = auth.revoke_token(state.brain(), auth.ANONYMOUS_NAME)
+        info = auth.revoke_token(state.brain(), auth.ANONYMOUS_NAME, identity=auth.OPEN)
         if state.json:
             out.emit_json(info.to_dict())
         else:
             out.console.print("requests without a token are refused again")
         return
     assert can is not None
-    info = auth.grant_anonymous(state.brain(create=True), can.split(","), scope_id or None)
+    info = auth.grant_anonymous(
+        state.brain(create=True), can.split(","), scope_id or None, identity=auth.OPEN
+    )
     if state.json:
         out.emit_json(info.to_dict())
         return

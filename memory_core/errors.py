@@ -56,6 +56,13 @@ class InvalidArgument(ReverieError):
     code = "invalid_argument"
 
 
+class InvalidIdentity(InvalidArgument):
+    """Raised when a caller names itself in a way that cannot be read: a blank or doubled
+    identity, or one whose bytes are not UTF-8; nothing was done."""
+
+    code = "invalid_identity"
+
+
 class NotFound(ReverieError):
     """Raised when an id names no active trace (or a deleted one)."""
 

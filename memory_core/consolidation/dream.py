@@ -28,6 +28,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from memory_core.auth import DREAM, READ, Identity, brain_wide
 from memory_core.brain.db import Brain
 from memory_core.brain.leases import PASS_LEASE, acquire_lease, release_lease, renew_lease
 from memory_core.consolidation import (
@@ -331,9 +332,16 @@ def reflect(brain: Brain, settings: Settings, embedder: Embedder | None) -> dict
     return summary
 
 
-def undo_pass(brain: Brain, pass_id: str, *, now: float | None = None) -> UndoResult:
+# What a pass does spans every scope id: an identity confined to some may not look or undo.
+_PASSES = "a dream pass"
+
+
+def undo_pass(
+    brain: Brain, pass_id: str, *, identity: Identity, now: float | None = None
+) -> UndoResult:
     """Reverse what a pass did unattended -- exact merges, compaction, derived traces --
     as one unit; refused (changing nothing) when one of those traces changed since."""
+    brain_wide(identity, DREAM, act=_PASSES)
     with brain.read() as conn:
         known = conn.execute(
             text("SELECT 1 FROM consolidation_log WHERE id = :id"), {"id": pass_id}
@@ -351,9 +359,10 @@ _UNDO_STATE = (
 )
 
 
-def list_passes(brain: Brain, limit: int = 50) -> list[dict[str, Any]]:
+def list_passes(brain: Brain, limit: int = 50, *, identity: Identity) -> list[dict[str, Any]]:
     """The most recent passes from the consolidation log, newest first: each with its
     counts, how long each step took, and how many of its proposals were decided."""
+    brain_wide(identity, READ, act=_PASSES)
     with brain.read() as conn:
         rows = conn.execute(
             text(
@@ -399,11 +408,12 @@ def _proposal_counts(conn: Connection, pass_ids: Sequence[str]) -> dict[str, dic
     return out
 
 
-def pass_report(brain: Brain, pass_id: str) -> dict[str, Any]:
+def pass_report(brain: Brain, pass_id: str, *, identity: Identity) -> dict[str, Any]:
     """One pass's report (its steps' counts, times, notes, items and proposals) as written
     when it ended, with how its proposals were decided since; a pass still running has
     its log row's counts alone; and whether it was undone, or may be.  :class:`NotFound`
     for an unknown id."""
+    brain_wide(identity, READ, act=_PASSES)
     with brain.read() as conn:
         row = conn.execute(
             text(f"SELECT c.*, {_UNDO_STATE} FROM consolidation_log AS c WHERE c.id = :id"),

@@ -64,19 +64,20 @@ def list_proposals(
         ]
         if within is None:
             return found
-        scope_ids = _scope_ids(conn, {i for p in found for i in p.trace_ids})
-    return [p for p in found if all(scope_ids.get(i) in within for i in p.trace_ids)]
+        scopes = _scopes(conn, {i for p in found for i in p.trace_ids})
+    return [p for p in found if all(i in scopes and within.admits(*scopes[i]) for i in p.trace_ids)]
 
 
-def _scope_ids(conn: Connection, trace_ids: Iterable[str]) -> dict[str, str | None]:
-    """The scope id of each of these traces that exists, deleted or not."""
+def _scopes(conn: Connection, trace_ids: Iterable[str]) -> dict[str, tuple[str, str | None]]:
+    """The scope and scope id of each of these traces that exists, deleted or not."""
     rows = conn.execute(
         text(
-            "SELECT id, scope_id FROM memory_traces WHERE id IN (SELECT value FROM json_each(:ids))"
+            "SELECT id, scope, scope_id FROM memory_traces "
+            "WHERE id IN (SELECT value FROM json_each(:ids))"
         ),
         {"ids": json.dumps(sorted(trace_ids))},
     )
-    return {r.id: r.scope_id for r in rows}
+    return {r.id: (r.scope, r.scope_id) for r in rows}
 
 
 def review(

@@ -87,7 +87,7 @@ def _sources(brain: Brain, trace: Trace, identity: Identity) -> dict[str, Any]:
     turns = []
     for r in sorted(rows, key=lambda r: turn_ids.index(r.id)):
         payload = json.loads(r.payload)
-        if not identity.sees(payload.get("scope_id")):
+        if not identity.sees(payload.get("scope_id"), payload.get("scope")):
             continue
         said = {k: payload[k] for k in ("user", "assistant", "messages") if payload.get(k)}
         at = payload.get("timestamp")

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from memory_core.auth import Within
 from memory_core.errors import InvalidArgument
 
 MAX_LIMIT = 100
@@ -20,7 +21,7 @@ class Filters:
     scope_id: str | None = None
     tags: tuple[str, ...] = ()
     as_of: float | None = None
-    within: frozenset[str] | None = None  # the caller is confined to these scope ids
+    within: Within | None = None  # the part of the brain the caller is confined to
     # A tag expression as an SQL condition over ``t`` and its parameters (tagexpr).
     expression: tuple[str, dict[str, Any]] | None = None
 
@@ -57,9 +58,9 @@ class Filters:
             clauses.append("t.scope_id = :f_scope_id")
             params["f_scope_id"] = self.scope_id
         if self.within is not None:
-            marks = ", ".join(f":f_within{i}" for i in range(len(self.within)))
-            clauses.append(f"t.scope_id IN ({marks})" if marks else "0")
-            params.update({f"f_within{i}": v for i, v in enumerate(sorted(self.within))})
+            condition, values = self.within.sql("t", "f_within")
+            clauses.append(condition)
+            params.update(values)
         for i, tag in enumerate(self.tags):
             clauses.append(f"EXISTS (SELECT 1 FROM json_each(t.tags) WHERE value = :f_tag{i})")
             params[f"f_tag{i}"] = tag

@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
+from memory_core.auth import Within
 from memory_core.brain.db import raw_cursor
 from memory_core.brain.schema import FTS_TABLE
 from memory_core.retrieval.lexical import TermCounts, brain_size
@@ -36,14 +37,14 @@ class OwnCounts:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._kept: dict[frozenset[str], tuple[int, dict[str, int]]] = {}
+        self._kept: dict[Within, tuple[int, dict[str, int]]] = {}
 
-    def of(self, within: frozenset[str], brain: TermCounts) -> ScopeCounts:
+    def of(self, within: Within, brain: TermCounts) -> ScopeCounts:
         """The counts of the traces of ``within``'s scope ids (``brain``: the brain's
         own, which choose only how each word is counted)."""
         return ScopeCounts(self, within, brain)
 
-    def known(self, within: frozenset[str], size: int, stems: Sequence[str]) -> dict[str, int]:
+    def known(self, within: Within, size: int, stems: Sequence[str]) -> dict[str, int]:
         """The kept counts among ``stems`` (all dropped first if the size moved past
         the rule)."""
         with self._lock:
@@ -54,7 +55,7 @@ class OwnCounts:
                 kept = self._kept[within] = (size, {})
             return {s: kept[1][s] for s in stems if s in kept[1]}
 
-    def keep(self, within: frozenset[str], size: int, found: dict[str, int]) -> None:
+    def keep(self, within: Within, size: int, found: dict[str, int]) -> None:
         with self._lock:
             kept = self._kept.get(within)
             if kept is not None and kept[0] == size:
@@ -65,14 +66,12 @@ class ScopeCounts:
     """The statistics a search reads, counted within one set of scope ids: the methods
     :class:`~memory_core.retrieval.lexical.TermCounts` has for the whole brain."""
 
-    def __init__(self, kept: OwnCounts, within: frozenset[str], brain: TermCounts) -> None:
+    def __init__(self, kept: OwnCounts, within: Within, brain: TermCounts) -> None:
         self.kept = kept
         self.within = within
         self.brain = brain
         self._size: int | None = None
-        marks = ", ".join(f":own{i}" for i in range(len(within))) or "NULL"
-        self._condition = f"t.scope_id IN ({marks})"
-        self._params = {f"own{i}": v for i, v in enumerate(sorted(within))}
+        self._condition, self._params = within.sql("t", "own")
 
     def size(self, conn: Connection) -> int:
         """How many traces the scope ids hold (deleted ones too)."""

@@ -26,6 +26,7 @@ from typing import Any
 import re2
 from sqlalchemy import Connection, text
 
+from memory_core.auth import Within
 from memory_core.brain.db import read_meta
 from memory_core.errors import InvalidArgument
 from memory_core.traces.store import TAGS_REWRITTEN
@@ -68,13 +69,11 @@ class TagVocabulary:
         self._lock = threading.Lock()
         self._seq = -1  # the highest seq read; -1: nothing read yet
         self._mark: str | None = None  # the tags_rewritten mark when read
-        self._by_scope: dict[str | None, set[str]] = {}
+        self._by_scope: dict[tuple[str, str | None], set[str]] = {}
         self._generation = 0  # bumped whenever what is kept changes
-        self._matches: OrderedDict[tuple[int, frozenset[str] | None, str], list[str]] = (
-            OrderedDict()
-        )
+        self._matches: OrderedDict[tuple[int, Within | None, str], list[str]] = OrderedDict()
 
-    def matching(self, conn: Connection, within: frozenset[str] | None, pattern: str) -> list[str]:
+    def matching(self, conn: Connection, within: Within | None, pattern: str) -> list[str]:
         """The tags of the traces of ``within``'s scope ids (None: every trace) in which
         ``pattern`` (checked by :func:`regex`) finds a match, sorted."""
         compiled = regex(pattern)
@@ -89,10 +88,10 @@ class TagVocabulary:
                     self._matches.popitem(last=False)
             return found
 
-    def _tags(self, within: frozenset[str] | None) -> set[str]:
+    def _tags(self, within: Within | None) -> set[str]:
         if within is None:
             return set().union(*self._by_scope.values())
-        return set().union(*(self._by_scope.get(s, ()) for s in within))
+        return set().union(*(t for key, t in self._by_scope.items() if within.admits(*key)))
 
     def _refresh(self, conn: Connection) -> None:
         top = int(conn.execute(_TOP).scalar_one())
@@ -104,13 +103,14 @@ class TagVocabulary:
             self._by_scope = {}
         rows = conn.execute(
             text(
-                "SELECT t.scope_id, j.value FROM memory_traces AS t, json_each(t.tags) AS j "
+                "SELECT t.scope, t.scope_id, j.value "
+                "FROM memory_traces AS t, json_each(t.tags) AS j "
                 "WHERE t.seq > :after AND t.seq <= :top"
             ),
             {"after": -1 if whole else self._seq, "top": top},
         )
-        for scope_id, tag in rows:
-            self._by_scope.setdefault(scope_id, set()).add(str(tag))
+        for scope, scope_id, tag in rows:
+            self._by_scope.setdefault((scope, scope_id), set()).add(str(tag))
         self._seq, self._mark = top, mark
         self._generation += 1
         self._matches.clear()

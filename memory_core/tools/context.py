@@ -44,7 +44,7 @@ class ToolContext:
     reranker: Reranker | None = None
 
     def __post_init__(self) -> None:
-        self.identity = self.identity.acting_as(self.scope_ids.values())
+        self.identity = self.identity.acting_as(self.scope_ids)
 
     @classmethod
     def of(

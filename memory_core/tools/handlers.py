@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory_core.auth import DREAM, brain_wide
 from memory_core.consolidation.hints import duplicates_of
 from memory_core.errors import Forbidden, InvalidArgument, NotEnabled, NotFound
 from memory_core.inbox.turns import Turn, accept_turn
@@ -33,7 +34,7 @@ def add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             f"a {scope} memory needs the {scope} id it belongs to, and this call names none "
             f"(X-Reverie-{scope.title()} over HTTP, --{scope} for memctl mcp)"
         )
-    scope_id = ctx.identity.scope_id_for(ctx.scope_ids.get(scope))
+    scope_id = ctx.identity.scope_id_for(ctx.scope_ids.get(scope), scope)
     existing = traces.find_same(ctx.brain, args["content"], scope, scope_id)
     if existing is not None:  # an agent saying it again: the memory it already has
         return {"traceId": existing, "existing": True}
@@ -140,6 +141,8 @@ def search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 
 def reflect(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """A pass spans the whole brain: an identity confined to scope ids is refused."""
+    brain_wide(ctx.identity, DREAM, act="a dream pass")
     if ctx.reflect is None:
         raise NotEnabled("dream passes are not available to this caller")
     return ctx.reflect()
@@ -147,7 +150,7 @@ def reflect(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 
 def post_turn(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     scope = args.get("scope", "user")
-    scope_id = ctx.identity.scope_id_for(args.get("scope_id") or ctx.scope_ids.get(scope))
+    scope_id = ctx.identity.scope_id_for(args.get("scope_id") or ctx.scope_ids.get(scope), scope)
     if scope_id is None:  # a turn is someone's
         raise InvalidArgument(
             f"scope_id: required (or the caller's {scope} id: the X-Reverie-{scope.title()} "

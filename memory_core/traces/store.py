@@ -208,7 +208,7 @@ def _with_slot(item: NewTrace, subjects: supersession.KnownSubjects) -> NewTrace
 
 
 def _owned(item: NewTrace, identity: Identity) -> NewTrace:
-    scope_id = identity.scope_id_for(item.scope_id)
+    scope_id = identity.scope_id_for(item.scope_id, item.scope)
     return item if scope_id == item.scope_id else replace(item, scope_id=scope_id)
 
 
@@ -248,7 +248,7 @@ def fetch_trace(conn: Connection, trace_id: str) -> Trace | None:
 
 def visible(trace: Trace | None, identity: Identity) -> bool:
     """Whether ``trace`` exists for ``identity`` (one of its scope ids, when pinned)."""
-    return trace is not None and identity.sees(trace.scope_id)
+    return trace is not None and identity.sees(trace.scope_id, trace.scope)
 
 
 def get_trace(
@@ -310,7 +310,7 @@ def list_traces(
         where.append(f"EXISTS (SELECT 1 FROM json_each(tags) WHERE value = :tag{k})")
         params[f"tag{k}"] = tag
     if within is not None:
-        condition, values = within_sql(within)
+        condition, values = within.sql()
         where.append(condition)
         params |= values
     sql = f"SELECT * FROM memory_traces WHERE {' AND '.join(where)} ORDER BY seq DESC LIMIT :limit"
@@ -319,13 +319,6 @@ def list_traces(
     more = len(rows) > limit
     rows = rows[:limit]
     return Page(rows, _cursor_of(rows[-1].seq) if more and rows else None)
-
-
-def within_sql(within: frozenset[str]) -> tuple[str, dict[str, Any]]:
-    """The SQL condition (and its parameters) keeping a pinned identity to its scope ids."""
-    names = [f":within{k}" for k in range(len(within))]
-    condition = f"scope_id IN ({', '.join(names) or 'NULL'})"
-    return condition, {f"within{k}": v for k, v in enumerate(sorted(within))}
 
 
 def _cursor_of(seq: int) -> str:

@@ -15,7 +15,7 @@ from memory_core.brain.db import Brain
 from memory_core.errors import Forbidden
 from memory_core.traces.journal import changing
 from memory_core.traces.model import TURN_TAG, Trace, check_tags
-from memory_core.traces.store import rewrite_trace, within_sql
+from memory_core.traces.store import rewrite_trace
 
 # Tags the passes and the search read a meaning into (a turn's episode, an insight,
 # what derive and compact wrote): a person's rename must not give or take that meaning.
@@ -24,9 +24,10 @@ MARKING_TAGS = frozenset({TURN_TAG, "derived", "insight", "compacted"})
 
 def _within(identity: Identity) -> tuple[str, dict[str, Any]]:
     """The SQL condition and parameters confining rows to ``identity``'s scope ids."""
-    if identity.within is None:
+    within = identity.within
+    if within is None:
         return "", {}
-    condition, params = within_sql(identity.within)
+    condition, params = within.sql()
     return f" AND {condition}", params
 
 

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import socket
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI
@@ -23,7 +24,7 @@ from prometheus_client.registry import Collector
 import memory_core as mc
 from memory_core.runtime import Runtime
 from reverie.api import console, dream_routes, errors, proposal_routes, routes, token_routes
-from reverie.api.auth import is_loopback
+from reverie.api.auth import is_loopback, token_works
 from reverie.api.limits import BodyLimit
 from reverie.api.mcp_http import mount as mount_mcp
 from reverie.api.schemas import document_refusals
@@ -77,6 +78,7 @@ def create_app(
         SiteGuard,
         loopback=app.state.open_allowed,
         origins=frozenset(settings.api_cors_origins),
+        authenticates=partial(token_works, runtime.brain),
     )
     app.state.metrics = metrics
     app.state.metrics_registry = None  # GET /metrics answers 501 while metrics are off

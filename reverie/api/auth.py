@@ -38,6 +38,15 @@ def check_bind(brain: mc.Brain, host: str) -> None:
         )
 
 
+def token_works(brain: mc.Brain, authorization: str) -> bool:
+    """Whether a non-blank ``Authorization`` value names a working token."""
+    try:
+        auth.identify(brain, authorization, open_allowed=False)
+    except mc.Unauthorized:
+        return False
+    return True
+
+
 # The headers by which a request names the scope ids it acts for.
 SCOPE_HEADERS = {
     "user": "x-reverie-user",
@@ -47,9 +56,23 @@ SCOPE_HEADERS = {
 }
 
 
+def _utf8(header: str, value: str) -> str:
+    """A header's value read as UTF-8 (the server hands over its bytes as latin-1)."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        raise mc.InvalidIdentity(f"{header}: not UTF-8") from None
+
+
 def scope_ids(headers: Mapping[str, str]) -> dict[str, str]:
-    """The scope ids a request names in its X-Reverie-* headers."""
-    return {scope: v for scope, name in SCOPE_HEADERS.items() if (v := headers.get(name))}
+    """The scope ids a request names in its X-Reverie-* headers, by scope; a blank one
+    or one that is not UTF-8 is refused (:class:`~memory_core.InvalidIdentity`, 400)."""
+    named = {
+        scope: _utf8(name, value)
+        for scope, name in SCOPE_HEADERS.items()
+        if (value := headers.get(name)) is not None
+    }
+    return auth.named_scopes(named)
 
 
 def identity(request: Request) -> mc.Identity:
@@ -61,7 +84,7 @@ def identity(request: Request) -> mc.Identity:
             request.app.state.brain,
             request.headers.get("authorization"),
             open_allowed=request.app.state.open_allowed,
-        ).acting_as(scope_ids(request.headers).values())
+        ).acting_as(scope_ids(request.headers))
         request.state.identity = found
     return found
 

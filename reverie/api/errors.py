@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 STATUS: dict[type[mc.ReverieError], int] = {
     mc.Unauthorized: 401,
     mc.Forbidden: 403,
+    mc.InvalidIdentity: 400,  # before InvalidArgument, its base
     mc.InvalidArgument: 422,
     mc.NotFound: 404,
     mc.Conflict: 409,

@@ -81,7 +81,7 @@ class McpEndpoint:
             open_allowed=self.open_allowed,
         )
         # Unauthorized: 401, Forbidden: 403 (api.errors)
-        identity = (await anyio.to_thread.run_sync(identify)).acting_as(named.values())
+        identity = (await anyio.to_thread.run_sync(identify)).acting_as(named)
         if self.manager is None:
             response = JSONResponse(
                 {"error": {"code": "unavailable", "message": "MCP is not running"}},

@@ -22,6 +22,7 @@ from memory_core.traces import history
 from memory_core.traces import tags as tags_
 from reverie import types as out
 from reverie.api.auth import identity, needs
+from reverie.api.auth import scope_ids as named_scope_ids
 from reverie.api.errors import CODE_STATUS, error_body
 from reverie.api.models import (
     ContextIn,
@@ -71,7 +72,7 @@ def post_turn(body: TurnIn, request: Request, caller: CanWrite) -> dict[str, Any
     """Accept a conversation turn: committed to the inbox, then queued for ingest."""
     fields: dict[str, Any] = {
         "scope": body.scope,
-        "scope_id": caller.scope_id_for(body.scope_id) or "",
+        "scope_id": caller.scope_id_for(body.scope_id, body.scope) or "",
         "conversation_id": body.conversation_id,
         "timestamp": _epoch(body.timestamp),
         "metadata": body.metadata,
@@ -111,7 +112,7 @@ def post_memory(body: MemoryIn, request: Request, caller: CanWrite) -> dict[str,
         body.content,
         type=body.type,
         scope=body.scope,
-        scope_id=caller.scope_id_for(body.scope_id),
+        scope_id=caller.scope_id_for(body.scope_id, body.scope),
         tags=body.tags,
         importance=body.importance,
         metadata=body.metadata,
@@ -358,6 +359,8 @@ def forget_scope_id(
 ) -> dict[str, Any]:
     """Forget everything of one scope id for good (not undoable): traces, vectors,
     full-text entries, edges, inbox turns, proposals naming them; answers what went."""
+    if not caller.sees(scope_id, scope):  # user bob may not forget a user named by thread
+        raise mc.Forbidden(f"{caller.name} may not forget {scope} {scope_id!r}")
     forgotten = forget.forget_scope_id(
         _brain(request), request.app.state.settings, scope_id, scope=scope, identity=caller
     )
@@ -480,20 +483,20 @@ def list_tools(caller: Caller) -> dict[str, Any]:
     return {"tools": [{"name": n, **spec} for n, spec in TOOL_SCHEMAS.items()]}
 
 
+# A scope id a call names in a header: never blank (refused 400, not taken for none).
+NamedId = Annotated[str | None, Header(min_length=1, max_length=256, pattern=r"\S")]
+
+
 def _acting_for(
-    x_reverie_user: Annotated[str | None, Header()] = None,
-    x_reverie_thread: Annotated[str | None, Header()] = None,
-    x_reverie_persona: Annotated[str | None, Header()] = None,
-    x_reverie_organization: Annotated[str | None, Header()] = None,
+    request: Request,
+    x_reverie_user: NamedId = None,
+    x_reverie_thread: NamedId = None,
+    x_reverie_persona: NamedId = None,
+    x_reverie_organization: NamedId = None,
 ) -> dict[str, str]:
-    """The scope ids a tool call names, from the X-Reverie-* headers."""
-    named = {
-        "user": x_reverie_user,
-        "thread": x_reverie_thread,
-        "persona": x_reverie_persona,
-        "organization": x_reverie_organization,
-    }
-    return {k: v for k, v in named.items() if v}
+    """The scope ids a tool call names, from the X-Reverie-* headers (the parameters
+    document them; they are read as every route reads them, :func:`~reverie.api.auth.scope_ids`)."""
+    return named_scope_ids(request.headers)
 
 
 ActingFor = Annotated[dict[str, str], Depends(_acting_for)]
@@ -574,8 +577,7 @@ def metrics_(request: Request, caller: CanRead) -> Response:
 
     Counts over the whole brain: not for an identity pinned to scope ids.
     """
-    if caller.scope_ids is not None:
-        raise mc.Forbidden(f"{caller.name} is pinned to scope ids; metrics span every one")
+    auth.brain_wide(caller, auth.READ, act="metrics")
     registry = request.app.state.metrics_registry
     if registry is None:
         raise mc.NotEnabled("metrics are off (REVERIE_METRICS_ENABLED=false)")

@@ -16,7 +16,8 @@ def refusals(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 DESCRIPTIONS = {
-    400: "The body could not be read.",
+    400: "The request could not be read: its body, or a header naming the caller that is "
+    "blank, repeated or not UTF-8.",
     401: "A token is required, or this one is not valid.",
     403: "The caller may not do this (capability, scope id or a foreign web origin).",
     404: "Not found, or not the caller's.",
@@ -31,10 +32,10 @@ DESCRIPTIONS = {
 
 # Answered without a token: only the site guard may refuse them.
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
-# Every route answers these: the site guard (421, 403), tokens (401), the brain (503).
-EVERY_ROUTE = (401, 403, 421, 503)
+# Every route answers these: the site guard (400, 421, 403), tokens (401), the brain (503).
+EVERY_ROUTE = (400, 401, 403, 421, 503)
 # A route with a body or parameters also answers these.
-WITH_BODY = (400, 413, 422)
+WITH_BODY = (413, 422)
 WITH_PARAMETERS = (422,)
 
 
@@ -50,7 +51,7 @@ def document_refusals(openapi: dict[str, Any]) -> None:
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}
     for path, operations in openapi.get("paths", {}).items():
         for operation in operations.values():
-            statuses = list(EVERY_ROUTE if path not in OPEN_PATHS else (403, 421))
+            statuses = list(EVERY_ROUTE if path not in OPEN_PATHS else (400, 403, 421))
             if "requestBody" in operation:
                 statuses += WITH_BODY
             if operation.get("parameters"):

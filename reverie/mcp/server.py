@@ -46,10 +46,19 @@ FIRST_LINE_CHARS = 120
 
 @dataclass(frozen=True)
 class Caller:
-    """Who makes an MCP request, and the scope ids its tool calls act on (user id etc.)."""
+    """Who makes an MCP request, and the scope ids its tool calls act on (user id etc.).
+
+    ``session``, for a caller that lives as long as its process (stdio), re-checks
+    its token every few seconds; each call then acts as the session's identity now.
+    """
 
     identity: mc.Identity
     scope_ids: Mapping[str, str] = field(default_factory=dict)
+    session: auth.Session | None = None
+
+    def current(self) -> mc.Identity:
+        """Who calls now; :class:`~memory_core.Unauthorized` once its token stopped working."""
+        return self.identity if self.session is None else self.session.identity()
 
 
 CALLER: ContextVar[Caller] = ContextVar("reverie_mcp_caller")
@@ -63,21 +72,26 @@ class Memory:
 
     def call(self, name: str, arguments: Any, caller: Caller) -> dict[str, Any]:
         """One tool call's JSON result, or ``{"error": {"code", "message"}}``."""
-        context = ToolContext.of(self.runtime, caller.identity, caller.scope_ids)
+        try:
+            identity = caller.current()
+        except mc.ReverieError as e:
+            return {"error": {"code": e.code, "message": str(e)}}
+        context = ToolContext.of(self.runtime, identity, caller.scope_ids)
         return mc.call_tool(name, arguments, context)
 
     def read(self, uri: str, caller: Caller) -> str:
         """A resource's JSON text; :class:`~memory_core.ReverieError` when refused."""
-        caller.identity.require(auth.READ)
+        identity = caller.current()
+        identity.require(auth.READ)
         brain = self.runtime.brain
         if uri == PROPOSALS_URI:
             settings = self.runtime.settings
-            found = proposals.list_proposals(brain, settings, identity=caller.identity)
+            found = proposals.list_proposals(brain, settings, identity=identity)
             return _json({"proposals": [p.to_dict() for p in found]})
         trace_id = uri.removeprefix(MEMORY_URI) if uri.startswith(MEMORY_URI) else ""
         if not trace_id or "/" in trace_id:
             raise mc.NotFound(f"no resource {uri}")
-        return _json(mc.get_trace(brain, trace_id, identity=caller.identity).to_dict())
+        return _json(mc.get_trace(brain, trace_id, identity=identity).to_dict())
 
 
 def _json(doc: Any) -> str:

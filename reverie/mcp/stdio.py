@@ -4,7 +4,9 @@ The client (Claude Code, Codex, any MCP host) starts the process and speaks
 JSON-RPC on its stdin and stdout, so nothing else ever goes to stdout: logs
 go to stderr.  The caller is the token the process was started with (or the
 open identity while the brain has no working token), confined to the scope
-ids it was told to act for.
+ids it was told to act for.  The process may run for hours: the token is
+checked again every few seconds (:class:`memory_core.auth.Session`), so a
+revoked one is refused from then on.
 """
 
 from __future__ import annotations
@@ -22,16 +24,10 @@ log = logging.getLogger(__name__)
 
 def caller_for(brain: mc.Brain, token: str | None, scope_ids: Mapping[str, str]) -> Caller:
     """The token's identity acting for ``scope_ids``; without a token, the open one, only
-    while the brain has no working token (:class:`~memory_core.Unauthorized` otherwise)."""
-    if token:
-        identity = auth.authenticate(brain, token)
-    elif auth.any_active_token(brain):
-        raise mc.Unauthorized(
-            "this brain has tokens: give memctl mcp one with --token rvt_... (or MEMCTL_MCP_TOKEN)"
-        )
-    else:
-        identity = mc.OPEN
-    return Caller(identity.acting_as(scope_ids.values()), dict(scope_ids))
+    while the brain has no working token (:class:`~memory_core.Unauthorized` otherwise,
+    now or at a later re-check)."""
+    session = auth.Session(brain, token, scope_ids)
+    return Caller(session.identity(), dict(scope_ids), session)
 
 
 def serve(runtime: Runtime, caller: Caller) -> None:

@@ -101,3 +101,21 @@ def close(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return abs(a - b) < 1e-4
     return bool(a == b)
+
+
+def raw_request(
+    url: str, method: str, path: str, headers: list[tuple[str, bytes]], body: bytes = b""
+) -> tuple[int, bytes]:
+    """Send one request byte for byte (a client library would tidy a blank or doubled
+    header away) to the server at ``url``; its status and body."""
+    host, port = url.removeprefix("http://").split(":")
+    lines = [f"{method} {path} HTTP/1.1".encode()]
+    lines += [name.encode() + b": " + value for name, value in headers]
+    lines += [b"Content-Length: " + str(len(body)).encode(), b"Connection: close"]
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"\r\n".join(lines) + b"\r\n\r\n" + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), rest

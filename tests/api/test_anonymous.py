@@ -37,7 +37,7 @@ def api(api_settings: mc.Settings, workers: Process) -> Iterator[tuple[str, mc.B
     app = api_app(workers)
     with serving(app) as url:
         brain = app.state.brain
-        _, admin = auth.create_token(brain, "root", ["admin"])
+        _, admin = auth.create_token(brain, "root", ["admin"], identity=auth.OPEN)
         for user in ("ana", "ben"):
             mc.add_trace(
                 brain, f"The {user} garden has heron statues.", scope_id=user, identity=SYSTEM
@@ -139,5 +139,5 @@ def test_with_no_token_but_a_grant_a_loopback_api_still_runs_open(
     """A grant is no token: with none, the local operator keeps every capability."""
     app = api_app(workers)
     with serving(app) as url:
-        auth.grant_anonymous(app.state.brain, ["read"])
+        auth.grant_anonymous(app.state.brain, ["read"], identity=auth.OPEN)
         assert httpx.get(f"{url}/v1/me", timeout=10).json()["name"] == "open"

@@ -38,8 +38,10 @@ class World:
 def world(api_settings: mc.Settings, workers: Process) -> Iterator[World]:
     with TestClient(api_app(workers), base_url=LOCAL) as client:
         brain = client.app.state.brain  # type: ignore[attr-defined]
-        tokens = {c: auth.create_token(brain, c, [c])[1] for c in CAPS}
-        tokens["write+delete"] = auth.create_token(brain, "write-delete", ["write", "delete"])[1]
+        tokens = {c: auth.create_token(brain, c, [c], identity=auth.OPEN)[1] for c in CAPS}
+        tokens["write+delete"] = auth.create_token(
+            brain, "write-delete", ["write", "delete"], identity=auth.OPEN
+        )[1]
         trace = mc.add_trace(brain, "Alice keeps bees.", scope_id="alice", identity=SYSTEM)
         other = mc.add_trace(brain, "Alice keeps hens.", scope_id="alice", identity=SYSTEM)
         admin = {"Authorization": f"Bearer {tokens['admin']}"}
@@ -200,7 +202,9 @@ def state(w: World) -> tuple[str, list[Any]]:
     """The brain's content and the token table: what a refusal must leave alone."""
     from tests.conftest import brain_digest
 
-    return brain_digest(w.brain), [t.to_dict() for t in auth.list_tokens(w.brain)]
+    return brain_digest(w.brain), [
+        t.to_dict() for t in auth.list_tokens(w.brain, identity=auth.OPEN)
+    ]
 
 
 @pytest.mark.parametrize(("route", "needs", "do"), ROUTES, ids=ROUTE_IDS)
@@ -228,7 +232,7 @@ def test_each_capability_is_allowed_where_granted_and_refused_where_not(
 def test_without_a_working_token_every_route_answers_401_and_changes_nothing(
     world: World, route: str, needs: tuple[str, ...], do: Call
 ) -> None:
-    auth.revoke_token(world.brain, "read")
+    auth.revoke_token(world.brain, "read", identity=auth.OPEN)
     revoked = world.tokens["read"]
     token_id = world.tokens["admin"].split("_")[1]
     wrong = f"rvt_{token_id}_{'A' * 43}"
@@ -272,8 +276,10 @@ def test_a_token_made_over_http_works_once_and_is_never_listed(world: World) -> 
 @pytest.fixture
 def tenants(world: World) -> tuple[dict[str, str], dict[str, str]]:
     caps = ["read", "write", "delete"]
-    alice = bearer(auth.create_token(world.brain, "alice-app", caps, ["alice"])[1])
-    bob = bearer(auth.create_token(world.brain, "bob-app", caps, ["bob"])[1])
+    alice = bearer(
+        auth.create_token(world.brain, "alice-app", caps, ["alice"], identity=auth.OPEN)[1]
+    )
+    bob = bearer(auth.create_token(world.brain, "bob-app", caps, ["bob"], identity=auth.OPEN)[1])
     return alice, bob
 
 
@@ -349,7 +355,7 @@ def test_pinned_identities_write_only_their_scope_ids(
 def test_with_no_token_a_loopback_api_answers_without_auth(client: TestClient) -> None:
     assert client.get("/v1/search?q=x").status_code == 200
     brain = client.app.state.brain  # type: ignore[attr-defined]
-    auth.create_token(brain, "first", ["read"])
+    auth.create_token(brain, "first", ["read"], identity=auth.OPEN)
     assert client.get("/v1/search?q=x").status_code == 401  # a token exists: auth is on
 
 
@@ -363,9 +369,9 @@ def test_an_api_for_another_address_never_answers_without_a_token(
         brain = client.app.state.brain  # type: ignore[attr-defined]
         with pytest.raises(mc.ConfigError, match=r"refusing to listen on 0\.0\.0\.0 without auth"):
             check_bind(brain, "0.0.0.0")
-        auth.create_token(brain, "ops", ["admin"])
+        auth.create_token(brain, "ops", ["admin"], identity=auth.OPEN)
         check_bind(brain, "0.0.0.0")  # with a token, it may
-        auth.revoke_token(brain, "ops")
+        auth.revoke_token(brain, "ops", identity=auth.OPEN)
         assert client.get("/v1/search?q=x").status_code == 401
 
 
@@ -409,8 +415,8 @@ def test_secrets_are_compared_in_constant_time(
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(auth.hmac, "compare_digest", spy)
-    _, token = auth.create_token(brain, "t", ["read"])
+    monkeypatch.setattr(hmac, "compare_digest", spy)
+    _, token = auth.create_token(brain, "t", ["read"], identity=auth.OPEN)
     assert auth.authenticate(brain, token).name == "t"
     token_id = token.split("_")[1]
     for bad in (f"rvt_{token_id}_{'C' * 43}", f"rvt_{'f' * 16}_{'C' * 43}"):

@@ -95,8 +95,10 @@ def console(api_settings: mc.Settings, workers: Process) -> Iterator[Console]:
     app = api_app(workers)
     with serving(app) as url:
         brain = app.state.brain
-        _, admin = create_token(brain, "reviewer", ["read", "write", "delete", "dream", "admin"])
-        _, viewer = create_token(brain, "viewer", ["read"])
+        _, admin = create_token(
+            brain, "reviewer", ["read", "write", "delete", "dream", "admin"], identity=mc.OPEN
+        )
+        _, viewer = create_token(brain, "viewer", ["read"], identity=mc.OPEN)
         headers = {"Authorization": f"Bearer {admin}"}
         then = time.time() - 400 * DAY
         ids = {}
@@ -284,6 +286,12 @@ def test_a_reviewer_finds_a_memory_and_decides_proposals(browser: Any, console: 
     )
     assert ok.json()["name"] == "agent-one" and ok.json()["capabilities"] == ["read"]
     tab.shot("tokens")
+    # Revocation is final: a revoked row offers no Reset.
+    page.get_by_role("button", name="Revoke token agent-one").click()
+    page.get_by_role("button", name="Revoke", exact=True).click()  # the confirmation
+    page.get_by_role("button", name="Revoke token agent-one").wait_for(state="detached")
+    page.get_by_role("button", name="Reset token reviewer").wait_for()
+    assert page.get_by_role("button", name="Reset token agent-one").count() == 0
     tab.go(f"/memory/{console.ids['sister']}")  # renamed, and named by the rejected merge
     page.get_by_role("cell", name="rename tag").wait_for()
     tab.shot("memory")

@@ -30,7 +30,7 @@ TOKEN_ACTS = r"^/v1/tokens/\{name\}/(revoke|reset)$"
 @pytest.fixture
 def contract_api(api_settings: mc.Settings, workers: Process) -> Iterator[tuple[str, str]]:
     brain = mc.open_brain(api_settings)
-    _, admin = auth.create_token(brain, "contract", ["admin"])
+    _, admin = auth.create_token(brain, "contract", ["admin"], identity=auth.OPEN)
     mc.add_trace(
         brain, "Ana keeps her bike in the shed.", scope="user", scope_id="ana", identity=SYSTEM
     )

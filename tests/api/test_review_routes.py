@@ -126,7 +126,7 @@ def test_a_tag_is_renamed_everywhere_the_caller_sees_and_nowhere_else(
     )
     assert client.get("/v1/tags").json()["tags"] == {"garden": 3, "veg": 2}
 
-    _, anas = create_token(brain, "ana-only", ["read", "write"], ["ana"])
+    _, anas = create_token(brain, "ana-only", ["read", "write"], ["ana"], identity=mc.OPEN)
     r = client.post(
         "/v1/tags/rename",
         json={"from": "garden", "to": "veg"},
@@ -136,7 +136,9 @@ def test_a_tag_is_renamed_everywhere_the_caller_sees_and_nowhere_else(
     assert sorted(r.json()["renamed"]) == sorted([a, b])
     tags = {t: mc.get_trace(brain, t, identity=SYSTEM).tags for t in (a, b, c, ben)}
     assert tags == {a: ["veg"], b: ["veg"], c: ["veg"], ben: ["garden"]}  # one "veg" on b
-    admin = {"Authorization": f"Bearer {create_token(brain, 'root', ['admin'])[1]}"}
+    admin = {
+        "Authorization": f"Bearer {create_token(brain, 'root', ['admin'], identity=mc.OPEN)[1]}"
+    }
     assert _history(client, b, **admin)["changes"][0]["tags_before"] == ["garden", "veg"]
     r = client.post("/v1/tags/rename", json={"from": "veg", "to": "turn"}, headers=admin)
     assert r.status_code == 403, r.text
@@ -173,15 +175,15 @@ def test_the_dream_routes_say_what_each_pass_did_and_undo_one(
     assert client.post(f"/v1/dreams/{done.pass_id}/undo").status_code == 404
     assert client.get("/v1/dreams/dream_nothing").status_code == 404
 
-    _, pinned = create_token(brain, "ana-reader", ["read"], ["ana"])
+    _, pinned = create_token(brain, "ana-reader", ["read"], ["ana"], identity=mc.OPEN)
     r = client.get("/v1/dreams", headers={"Authorization": f"Bearer {pinned}"})
-    assert r.status_code == 403 and "spans every one" in r.json()["error"]["message"]
+    assert r.status_code == 403 and "spans the whole brain" in r.json()["error"]["message"]
 
 
 def test_me_says_who_the_caller_is(client: TestClient) -> None:
     brain: mc.Brain = client.app.state.brain  # type: ignore[attr-defined]
     assert client.get("/v1/me").json()["name"] == "open"
-    _, token = create_token(brain, "agent", ["read", "write"], ["ana"])
+    _, token = create_token(brain, "agent", ["read", "write"], ["ana"], identity=mc.OPEN)
     r = client.get("/v1/me", headers={"Authorization": f"Bearer {token}"})
     assert r.json() == {"name": "agent", "capabilities": ["read", "write"], "scope_ids": ["ana"]}
 

@@ -220,7 +220,11 @@ def test_tools_are_listed_and_callable(
     workers.join()
     from memory_core.consolidation.dream import list_passes
 
-    [ran] = [p for p in list_passes(mc.open_brain(api_settings)) if p["pass_id"] == pass_id]
+    [ran] = [
+        p
+        for p in list_passes(mc.open_brain(api_settings), identity=mc.OPEN)
+        if p["pass_id"] == pass_id
+    ]
     assert ran["status"] == "ok" and set(ran["counts"]) >= {"prune", "merge", "derive"}
 
 

@@ -86,8 +86,8 @@ def test_a_named_predicate_is_stored_by_an_admin_and_reusable(client: TestClient
     brain: mc.Brain = client.app.state.brain  # type: ignore[attr-defined]
     kept = _add(client, "Live rust notes.", ["rust"])
     _add(client, "Old rust notes.", ["rust", "archived"])
-    _, reader = create_token(brain, "reader", ["read"])
-    _, admin = create_token(brain, "root", ["admin"])
+    _, reader = create_token(brain, "reader", ["read"], identity=mc.OPEN)
+    _, admin = create_token(brain, "root", ["admin"], identity=mc.OPEN)
     as_admin = {"Authorization": f"Bearer {admin}"}
     refused = client.put(
         "/v1/tag-predicates/live",

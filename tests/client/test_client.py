@@ -141,6 +141,9 @@ def test_async_client(server: str, home: Path) -> None:
             assert hits[0].id == added.id
             seen = [t.id async for t in memory.iter_memories(scope_id="eve", limit=1)]
             assert added.id in seen
-            assert "async-admin" in {t.name for t in await memory.tokens()}
+            with pytest.raises(Forbidden):  # acting for eve: tokens span every user
+                await memory.tokens()
+        async with AsyncClient(server, secret) as operator:
+            assert "async-admin" in {t.name for t in await operator.tokens()}
 
     anyio.run(scenario)

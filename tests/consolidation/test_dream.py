@@ -435,7 +435,7 @@ def test_compact_states_what_an_old_often_recalled_episode_told_and_keeps_it(
     # Compacted once: the next pass leaves it be.
     assert step(dream(brain, settings, now=NOW + DAY), "compact").items == []
     # Undone with the rest of its pass: the statement goes, the episode is as it was.
-    undo_pass(brain, report.pass_id, now=NOW + 2 * DAY)
+    undo_pass(brain, report.pass_id, now=NOW + 2 * DAY, identity=mc.OPEN)
     with brain.read() as conn:
         held = conn.execute(
             text("SELECT count(*) FROM memory_traces WHERE id = :id AND deleted = 0"),
@@ -477,7 +477,7 @@ def test_reindex_rebuilds_an_inconsistent_index_and_logs_the_pass(
         h.trace.id for h in mc.search(brain, "other", embedder=None, identity=SYSTEM).results
     ] == [trace_id]
     assert [p.check for p in doctor(brain)] == ["hashes"]  # the hash was stale too, not the index
-    passes = list_passes(brain)
+    passes = list_passes(brain, identity=mc.OPEN)
     assert passes[0]["pass_id"] == report.pass_id and passes[0]["status"] == "ok"
     assert report.report_path == f"dream-reports/{report.pass_id}.json"
     doc = json.loads((settings.data_dir / report.report_path).read_text())

@@ -530,11 +530,11 @@ def test_dreams_undo_reverses_a_pass_as_one_unit(
     assert step(report, "merge").counts["merged"] == 1
     assert step(report, "compact").counts["compacted"] == 1
     assert step(report, "derive").counts["derived"] >= 1
-    result = undo_pass(brain, report.pass_id)
+    result = undo_pass(brain, report.pass_id, identity=mc.OPEN)
     assert result.removed and result.restored
     assert undo_digest(brain) == before
     with pytest.raises(mc.NotFound):
-        undo_pass(brain, report.pass_id)
+        undo_pass(brain, report.pass_id, identity=mc.OPEN)
 
 
 def test_restore_undeletes_one_trace_with_its_vector(brain: mc.Brain, stub: StubEmbedder) -> None:

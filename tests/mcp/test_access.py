@@ -96,7 +96,10 @@ def _prepare(operation: str, brain: mc.Brain) -> Callable[[Client], Awaitable[Ou
 def test_every_tool_and_resource_is_allowed_where_granted_and_refused_unchanged_where_not(
     over_http: Connect, served: Any, unchanged: Unchanged
 ) -> None:
-    tokens = {name: auth.create_token(served.brain, name, caps)[1] for name, caps in TOKENS.items()}
+    tokens = {
+        name: auth.create_token(served.brain, name, caps, identity=auth.OPEN)[1]
+        for name, caps in TOKENS.items()
+    }
 
     async def scenario() -> None:
         async with AsyncExitStack() as stack:
@@ -123,8 +126,8 @@ def test_every_tool_and_resource_is_allowed_where_granted_and_refused_unchanged_
 def test_a_refused_call_changes_no_trace_vector_index_or_inbox_row(
     over_http: Connect, served: Any, unchanged: Unchanged
 ) -> None:
-    _, reader = auth.create_token(served.brain, "reader", ["read"])
-    _, writer = auth.create_token(served.brain, "writer", ["write"])
+    _, reader = auth.create_token(served.brain, "reader", ["read"], identity=auth.OPEN)
+    _, writer = auth.create_token(served.brain, "writer", ["write"], identity=auth.OPEN)
     a, b = _fresh(served.brain), _fresh(served.brain)
     refused_calls = [
         (writer, "memory_delete", {"traceId": a}),
@@ -154,7 +157,7 @@ def tenants(served: Any) -> dict[str, Any]:
     caps = ["read", "write", "delete"]
     found: dict[str, Any] = {}
     for who in ("alice", "bob"):
-        found[who] = auth.create_token(served.brain, who, caps, [who])[1]
+        found[who] = auth.create_token(served.brain, who, caps, [who], identity=auth.OPEN)[1]
         found[f"{who}_trace"] = mc.add_trace(
             served.brain, f"{who} hides a key in the shed.", scope_id=who, identity=SYSTEM
         )

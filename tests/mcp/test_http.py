@@ -162,8 +162,8 @@ def test_http_proposals_resource_lists_pending_proposals(over_http: Connect, ser
 
 
 def _bad_authorizations(brain: mc.Brain) -> dict[str, dict[str, str]]:
-    _, revoked = auth.create_token(brain, "gone", ["write"])
-    auth.revoke_token(brain, "gone")
+    _, revoked = auth.create_token(brain, "gone", ["write"], identity=auth.OPEN)
+    auth.revoke_token(brain, "gone", identity=auth.OPEN)
     unknown = "rvt_0123456789abcdef_" + "A" * 43
     return {
         "no token": {},
@@ -177,7 +177,7 @@ def _bad_authorizations(brain: mc.Brain) -> dict[str, dict[str, str]]:
 def test_http_without_a_working_token_answers_401_before_mcp_and_changes_nothing(
     served: Any, unchanged: Unchanged
 ) -> None:
-    _, writer = auth.create_token(served.brain, "writer", ["write"])
+    _, writer = auth.create_token(served.brain, "writer", ["write"], identity=auth.OPEN)
     bad = _bad_authorizations(served.brain)
     before = unchanged(served.brain)
     with httpx.Client(timeout=10) as http:

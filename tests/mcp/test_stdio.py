@@ -160,7 +160,7 @@ def run_memctl_mcp(
 def test_stdio_refuses_to_start_without_a_working_token_once_the_brain_has_one(
     mcp_settings: mc.Settings, brain: mc.Brain, token: str | None
 ) -> None:
-    auth.create_token(brain, "agent", ["read"])
+    auth.create_token(brain, "agent", ["read"], identity=auth.OPEN)
     done = run_memctl_mcp(mcp_settings, *(["--token", token] if token else []))
     assert done.returncode != 0
     assert done.stdout == ""
@@ -171,10 +171,10 @@ def test_stdio_refuses_to_start_without_a_working_token_once_the_brain_has_one(
 def test_stdio_token_may_come_from_memctl_mcp_token_and_a_revoked_one_never_works(
     mcp_settings: mc.Settings, brain: mc.Brain
 ) -> None:
-    _, token = auth.create_token(brain, "agent", ["read"])
+    _, token = auth.create_token(brain, "agent", ["read"], identity=auth.OPEN)
     served = run_memctl_mcp(mcp_settings, env={"MEMCTL_MCP_TOKEN": token})
     assert (served.returncode, served.stdout) == (0, "")  # started, served an empty stdin, exited
-    auth.revoke_token(brain, "agent")
+    auth.revoke_token(brain, "agent", identity=auth.OPEN)
     refused = run_memctl_mcp(mcp_settings, "--token", token)
     assert refused.returncode != 0 and "revoked" in refused.stderr
 

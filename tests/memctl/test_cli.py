@@ -265,11 +265,16 @@ def test_tokens_are_made_listed_revoked_and_reset(brain_arg: list[str]) -> None:
     listed = memctl(*brain_arg, "--json", "token", "list")
     assert made["token"] not in listed.stdout
     assert json.loads(listed.stdout)["tokens"][0]["name"] == "bot"
-    assert ok_json(*brain_arg, "token", "revoke", "bot")["revoked_at"] is not None
     again = ok_json(*brain_arg, "token", "reset", "bot")
     assert again["token"] != made["token"] and again["revoked_at"] is None
     assert_one_line_error(
         memctl(*brain_arg, "token", "create", "bot", "--can", "read"), 5, "exists"
+    )
+    assert ok_json(*brain_arg, "token", "revoke", "bot")["revoked_at"] is not None
+    # Revocation is final: the token is not reset, nor its name given again.
+    assert_one_line_error(memctl(*brain_arg, "token", "reset", "bot"), 5, "revocation is final")
+    assert_one_line_error(
+        memctl(*brain_arg, "token", "create", "bot", "--can", "read"), 5, "revoked"
     )
     assert_one_line_error(memctl(*brain_arg, "token", "create", "x", "--can", "fly"), 2, "fly")
     assert_one_line_error(memctl(*brain_arg, "token", "revoke", "nobody"), 4, "nobody")

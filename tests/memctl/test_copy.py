@@ -73,7 +73,7 @@ def a_lived_in_brain(brain: mc.Brain, settings: mc.Settings) -> None:
         Turn("I moved to Porto.", "Nice!", "user", "alice", conversation_id="c1"),
         identity=SYSTEM,
     )
-    create_token(brain, "reader", ["read"], ["alice"])
+    create_token(brain, "reader", ["read"], ["alice"], identity=mc.OPEN)
     dream(brain, settings, embedder=stub, now=now)
     made = proposals.create_proposals(
         brain,

@@ -520,19 +520,30 @@ def test_search_never_writes(ctx: mc.ToolContext, digest: Digest, library: dict[
 
 
 def test_reflect_is_registered_and_answers_a_clear_not_enabled_error(
-    ctx: mc.ToolContext, digest: Digest
+    brain: mc.Brain, digest: Digest
 ) -> None:
     assert "memory_reflect" in TOOL_SCHEMAS
-    before = digest(ctx.brain)
-    result = call(ctx, "memory_reflect")
+    before = digest(brain)
+    result = call(mc.ToolContext(brain, SYSTEM), "memory_reflect")
     assert result["error"]["code"] == "not_enabled"
     assert "not available" in result["error"]["message"]
-    assert digest(ctx.brain) == before
+    assert digest(brain) == before
 
 
-def test_reflect_runs_the_pass_the_context_provides(ctx: mc.ToolContext) -> None:
-    ctx.reflect = lambda: {"pruned": 0, "merged": 0, "derived": 0, "compacted": 0, "durationMs": 1}
-    assert call(ctx, "memory_reflect", topic="anything")["durationMs"] == 1
+def test_reflect_runs_the_pass_the_context_provides(brain: mc.Brain) -> None:
+    ran: list[bool] = []
+
+    def reflect() -> dict[str, Any]:
+        ran.append(True)
+        return {"pruned": 0, "merged": 0, "derived": 0, "compacted": 0, "durationMs": 1}
+
+    everyone = mc.ToolContext(brain, SYSTEM, reflect=reflect)
+    assert call(everyone, "memory_reflect", topic="anything")["durationMs"] == 1
+    # A pass spans the whole brain: a call acting for a user is refused, and runs none.
+    for_a_user = mc.ToolContext(brain, SYSTEM, {"user": "u-1"}, reflect=reflect)
+    refused = call(for_a_user, "memory_reflect")
+    assert refused["error"]["code"] == "forbidden" and "whole brain" in refused["error"]["message"]
+    assert ran == [True]
 
 
 def test_search_as_of_recalls_what_was_valid_then(ctx: mc.ToolContext) -> None:

@@ -283,7 +283,9 @@ def test_two_apis_and_two_worker_groups_on_other_hosts_lose_and_duplicate_nothin
         settings = mc.load_settings(brain_url=brain_url, data_dir=data, embedder="stub")
         brain = mc.open_brain(settings)  # made and migrated, from outside every host
         stack.callback(brain.close)
-        _, token = create_token(brain, "hosts", ["read", "write", "delete", "dream", "admin"])
+        _, token = create_token(
+            brain, "hosts", ["read", "write", "delete", "dream", "admin"], identity=mc.OPEN
+        )
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")},
             "REVERIE_BRAIN_URL": brain_url,

@@ -631,6 +631,10 @@ async function tokensPage() {
     page("Tokens", h("p", {}, "Managing tokens needs the admin capability."));
     return;
   }
+  if (state.me.scope_ids) {
+    page("Tokens", h("p", {}, "Tokens span every user: managing them needs an admin token pinned to no user."));
+    return;
+  }
   const found = await api("GET", "/v1/tokens");
   const shown = h("div", {});
   const name = h("input", { name: "name", type: "text", required: true, pattern: "[A-Za-z0-9][A-Za-z0-9._\\-]{0,63}" });
@@ -661,7 +665,8 @@ async function tokensPage() {
           if (!(await confirmAction("Revoke token “" + t.name + "”? It never works again.", "Revoke"))) return;
           try { await api("POST", "/v1/tokens/" + encodeURIComponent(t.name) + "/revoke"); say("Revoked " + t.name); route(); } catch (error) { say(error.message, true); }
         } }, "Revoke"),
-        h("button", { type: "button", "aria-label": "Reset token " + t.name, onclick: async () => {
+        // Revocation is final: a revoked token is never reset.
+        t.revoked_at ? null : h("button", { type: "button", "aria-label": "Reset token " + t.name, onclick: async () => {
           if (!(await confirmAction("Give “" + t.name + "” a new secret? The old one stops working.", "Reset"))) return;
           try {
             const made = await api("POST", "/v1/tokens/" + encodeURIComponent(t.name) + "/reset");

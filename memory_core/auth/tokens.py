@@ -1,21 +1,15 @@
-"""Identities and capabilities: who may read, write, delete, dream or administer.
+"""Tokens: made, listed, revoked and reset by an admin, and the caller they identify.
 
 A token is ``rvt_<id>_<secret>``: the id finds its row, and the secret is
 checked against the SHA-256 stored there with a constant-time comparison.
 Only that hash is kept; the token itself is shown once, when it is made (or
-reset).  A revoked token stays listed, and never works again.
+reset).  A revoked token stays listed, and never works again: revocation is
+final, a revoked token cannot be reset, and its name is not given again.
 
-Capabilities: ``read`` (search, read traces and turns), ``write`` (add and
-update traces, post turns), ``delete`` (delete; merging needs it too, since
-it deletes the merged-away traces), ``dream`` (run a dream pass) and
-``admin`` (everything, and managing tokens).  None implies another, except
-``admin``.  An identity may be pinned to scope ids: it then sees and writes
-only traces of those scope ids.  Every read and write of memory_core acts for
-an identity (``identity=``, required): the library enforces its scope ids, and
-the capabilities of its writes, not only the adapters.  Every tenant is an
-unpinned identity named as such (:data:`SYSTEM`, :data:`OPEN`), never a
-default.  A caller that names the scope ids it acts for (an agent's user, say)
-is confined to them the same way (:meth:`Identity.acting_as`), token or none.
+Managing tokens spans the whole brain: only an admin confined to no scope id
+may (:func:`~memory_core.auth.identity.brain_wide`), so a pinned token, or the
+open identity acting for a user, can neither make an unpinned token nor lock
+others out.  The last working unpinned admin token cannot revoke itself.
 
 Requests without a token are refused once any token works, unless an admin
 granted them capabilities (:func:`grant_anonymous`, off by default): they then
@@ -37,106 +31,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import text
+from sqlalchemy.engine import Connection
 
+from memory_core.auth.identity import (
+    ADMIN,
+    CAPABILITIES,
+    MAX_SCOPE_ID_LENGTH,
+    OPEN,
+    Identity,
+    brain_wide,
+)
 from memory_core.brain.db import Brain
-from memory_core.errors import Conflict, Forbidden, InvalidArgument, NotFound, Unauthorized
+from memory_core.errors import Conflict, InvalidArgument, NotFound, Unauthorized
 
-READ, WRITE, DELETE, DREAM, ADMIN = "read", "write", "delete", "dream", "admin"
-CAPABILITIES = (READ, WRITE, DELETE, DREAM, ADMIN)
 TOKEN_PREFIX = "rvt_"
 _TOKEN = re.compile(r"rvt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-MAX_SCOPE_ID_LENGTH = 256
 # The grant to requests without a token: a tokens row whose id no token can name.
 ANONYMOUS_NAME = "anonymous"
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who is calling: a token's name, capabilities and pinned scope ids (None: any)."""
-
-    name: str
-    capabilities: frozenset[str]
-    scope_ids: frozenset[str] | None = None
-    token_id: str | None = None
-
-    def can(self, capability: str) -> bool:
-        return ADMIN in self.capabilities or capability in self.capabilities
-
-    def require(self, *capabilities: str) -> None:
-        """:class:`Forbidden` unless this identity has every one of ``capabilities``."""
-        missing = [c for c in capabilities if not self.can(c)]
-        if missing:
-            raise Forbidden(f"{self.name} may not {' or '.join(missing)} (it may {self._may()})")
-
-    def _may(self) -> str:
-        return ", ".join(c for c in CAPABILITIES if c in self.capabilities) or "nothing"
-
-    @property
-    def within(self) -> frozenset[str] | None:
-        """The scope ids this identity is confined to; None: every one."""
-        return self.scope_ids
-
-    def sees(self, scope_id: str | None) -> bool:
-        """Whether a trace or turn of ``scope_id`` exists for this identity."""
-        return self.scope_ids is None or scope_id in self.scope_ids
-
-    def scope_id_for(self, scope_id: str | None) -> str | None:
-        """The scope id a write by this identity goes to; :class:`Forbidden` if not its own.
-
-        A pinned identity writing without a scope id writes to its only one,
-        when it has exactly one.
-        """
-        if self.scope_ids is None:
-            return scope_id
-        if scope_id is None and len(self.scope_ids) == 1:
-            return next(iter(self.scope_ids))
-        if scope_id not in self.scope_ids:
-            raise Forbidden(
-                f"{self.name} writes only to scope ids {', '.join(sorted(self.scope_ids))}; "
-                f"not {scope_id!r}"
-            )
-        return scope_id
-
-    def acting_as(self, scope_ids: Iterable[str]) -> Identity:
-        """This identity confined to the scope ids a caller names as the one it acts for
-        (an agent's user, thread, persona or organization): it then sees and writes only
-        those, exactly as a token pinned to them would.  A pinned identity may name only
-        its own (:class:`Forbidden` otherwise); naming none changes nothing."""
-        named = frozenset(s for s in scope_ids if s)
-        if not named or named == self.scope_ids:
-            return self
-        for scope_id in named:
-            if len(scope_id) > MAX_SCOPE_ID_LENGTH:
-                raise InvalidArgument(f"scope id: longer than {MAX_SCOPE_ID_LENGTH} characters")
-        if self.scope_ids is not None and not named <= self.scope_ids:
-            foreign = ", ".join(sorted(named - self.scope_ids))
-            raise Forbidden(f"{self.name} may not act for scope ids {foreign}")
-        return Identity(
-            name=f"{self.name} as {', '.join(sorted(named))}",
-            capabilities=self.capabilities,
-            scope_ids=named,
-            token_id=self.token_id,
-        )
-
-
-# Whoever calls when no token is configured (loopback only) or through memctl.
-OPEN = Identity("open", frozenset(CAPABILITIES))
-# The brain's own work (ingestion, dream passes, imports): every tenant, explicitly.
-SYSTEM = Identity("system", frozenset(CAPABILITIES))
-
-
-def acting(identity: Any, *capabilities: str) -> Identity:
-    """``identity`` when it is one with these capabilities; a library read or write
-    acts for an identity, never for "whoever" (every tenant is :data:`SYSTEM` or an
-    unpinned admin, named, never a default)."""
-    if not isinstance(identity, Identity):
-        raise Forbidden(
-            f"a read or write of the brain acts for an identity; got {identity!r} "
-            "(every tenant: memory_core.auth.SYSTEM)"
-        )
-    identity.require(*capabilities)
-    return identity
+MANAGING = "managing tokens"
 
 
 @dataclass(frozen=True)
@@ -195,9 +108,12 @@ def create_token(
     capabilities: Iterable[str],
     scope_ids: Iterable[str] | None = None,
     *,
+    identity: Identity,
     now: float | None = None,
 ) -> tuple[TokenInfo, str]:
-    """Make a token; returns it as listed and the token itself (shown only now)."""
+    """Make a token, as an admin confined to no scope id (``identity``); returns it as
+    listed and the token itself (shown only now)."""
+    brain_wide(identity, ADMIN, act=MANAGING)
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise InvalidArgument(
             "name: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
@@ -211,7 +127,10 @@ def create_token(
     token_id, secret, token = _new_secret()
     now = time.time() if now is None else now
     with brain.transaction() as conn:
-        if conn.execute(text("SELECT 1 FROM tokens WHERE name = :n"), {"n": name}).first():
+        existing = _row(conn, name)
+        if existing is not None and existing.revoked_at is not None:
+            raise Conflict(f"a token named {name!r} was revoked, for good: choose another name")
+        if existing is not None:
             raise Conflict(f"a token named {name!r} exists (reset it for a new secret)")
         conn.execute(
             text(
@@ -230,44 +149,86 @@ def create_token(
     return TokenInfo(token_id, name, caps, pinned, now, None), token
 
 
-def list_tokens(brain: Brain) -> list[TokenInfo]:
+def list_tokens(brain: Brain, *, identity: Identity) -> list[TokenInfo]:
     """Every token, revoked ones too, oldest first (no secrets: none are kept)."""
+    brain_wide(identity, ADMIN, act=MANAGING)
     with brain.read() as conn:
         rows = conn.execute(text("SELECT * FROM tokens ORDER BY created_at, name")).all()
     return [_info(r) for r in rows]
 
 
-def revoke_token(brain: Brain, name: str, *, now: float | None = None) -> TokenInfo:
-    """Revoke the active token ``name``; it never works again."""
+def _row(conn: Connection, name: str) -> Any:
+    return conn.execute(text("SELECT * FROM tokens WHERE name = :n"), {"n": name}).first()
+
+
+def _unpinned_admin(row: Any) -> bool:
+    return ADMIN in json.loads(row.capabilities) and row.scope_ids is None
+
+
+def _last_admin(conn: Connection, row: Any) -> bool:
+    """Whether ``row`` is the one working token left that may manage tokens."""
+    if not _unpinned_admin(row):
+        return False
+    others = conn.execute(
+        text("SELECT * FROM tokens WHERE revoked_at IS NULL AND id NOT IN (:id, :anon)"),
+        {"id": row.id, "anon": ANONYMOUS_NAME},
+    ).all()
+    return not any(_unpinned_admin(r) for r in others)
+
+
+def revoke_token(
+    brain: Brain, name: str, *, identity: Identity, now: float | None = None
+) -> TokenInfo:
+    """Revoke the active token ``name``: it never works again, and cannot be reset.
+
+    The last working unpinned admin token may not revoke itself (:class:`Conflict`):
+    nobody could manage tokens over the API any more.
+    """
+    brain_wide(identity, ADMIN, act=MANAGING)
     now = time.time() if now is None else now
     with brain.transaction() as conn:
-        done = conn.execute(
-            text("UPDATE tokens SET revoked_at = :now WHERE name = :n AND revoked_at IS NULL"),
-            {"now": now, "n": name},
-        )
-        if done.rowcount != 1:
+        row = _row(conn, name)
+        if row is None or row.revoked_at is not None:
             raise NotFound(f"no active token named {name!r}")
-        row = conn.execute(text("SELECT * FROM tokens WHERE name = :n"), {"n": name}).one()
+        if identity.token_id == row.id and _last_admin(conn, row):
+            raise Conflict(
+                f"{name} is the last admin token: it may not revoke itself, or nobody could "
+                "manage tokens; make another admin token first (or memctl token revoke)"
+            )
+        conn.execute(
+            text("UPDATE tokens SET revoked_at = :now WHERE id = :id"), {"now": now, "id": row.id}
+        )
+        row = _row(conn, name)
     return _info(row)
 
 
-def reset_token(brain: Brain, name: str, *, now: float | None = None) -> tuple[TokenInfo, str]:
-    """A new secret for the token ``name`` (active or revoked); the old one stops working."""
+def reset_token(
+    brain: Brain, name: str, *, identity: Identity, now: float | None = None
+) -> tuple[TokenInfo, str]:
+    """A new secret for the active token ``name``; the old one stops working.  A revoked
+    token is refused (:class:`Conflict`): revocation is final."""
+    brain_wide(identity, ADMIN, act=MANAGING)
     if name == ANONYMOUS_NAME:
         raise Conflict("the anonymous grant has no secret to reset: memctl token anonymous --can")
     token_id, secret, token = _new_secret()
     now = time.time() if now is None else now
     with brain.transaction() as conn:
-        done = conn.execute(
+        row = _row(conn, name)
+        if row is None:
+            raise NotFound(f"no token named {name!r}")
+        if row.revoked_at is not None:
+            raise Conflict(
+                f"token {name!r} was revoked, and revocation is final: make a new token "
+                "instead (memctl token create, or POST /v1/tokens)"
+            )
+        conn.execute(
             text(
-                "UPDATE tokens SET id = :id, secret_sha256 = :digest, created_at = :now, "
-                "revoked_at = NULL WHERE name = :n"
+                "UPDATE tokens SET id = :id, secret_sha256 = :digest, created_at = :now "
+                "WHERE name = :n AND revoked_at IS NULL"
             ),
             {"id": token_id, "digest": _digest(secret), "now": now, "n": name},
         )
-        if done.rowcount != 1:
-            raise NotFound(f"no token named {name!r}")
-        row = conn.execute(text("SELECT * FROM tokens WHERE name = :n"), {"n": name}).one()
+        row = _row(conn, name)
     return _info(row), token
 
 
@@ -286,11 +247,13 @@ def grant_anonymous(
     capabilities: Iterable[str],
     scope_ids: Iterable[str] | None = None,
     *,
+    identity: Identity,
     now: float | None = None,
 ) -> TokenInfo:
     """Let requests without a token act with ``capabilities`` (pinned to ``scope_ids``
     when given), replacing any earlier grant; :func:`revoke_token` of
     :data:`ANONYMOUS_NAME` ends it.  ``admin`` is refused: administering takes a token."""
+    brain_wide(identity, ADMIN, act=MANAGING)
     caps = _check_capabilities(capabilities)
     if ADMIN in caps:
         raise InvalidArgument("requests without a token may not administer: make a token for that")
@@ -354,8 +317,9 @@ def authenticate(brain: Brain, token: str | None) -> Identity:
 def identify(brain: Brain, authorization: str | None, *, open_allowed: bool) -> Identity:
     """The caller behind an ``Authorization`` header value (``Bearer rvt_...``).
 
-    Without one, the caller is :data:`OPEN` while no token works and the server
-    may run open (bound to loopback); else the anonymous grant, when an admin made
+    Without one (a blank value is none), the caller is :data:`OPEN` while no token
+    works and the server may run open (bound to loopback, answering loopback Host
+    names only: ``reverie.api.site``); else the anonymous grant, when an admin made
     one; otherwise :class:`Unauthorized`.
     """
     if authorization is None or not authorization.strip():
