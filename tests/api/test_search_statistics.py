@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import memory_core as mc
-from memory_core.auth import SYSTEM, create_token
+from memory_core.auth import OPEN, SYSTEM, create_token
 from tests.api.conftest import close
 
 QUERIES = ("sourdough", "sourdough oven", "where does the sourdough starter live")
@@ -30,7 +30,7 @@ def bob(request: pytest.FixtureRequest, client: TestClient) -> Iterator[dict[str
         identity=SYSTEM,
     )
     if request.param == "pinned token":
-        _, token = create_token(brain, "bob", ["read"], scope_ids=["bob"])
+        _, token = create_token(brain, "bob", ["read"], scope_ids=["bob"], identity=OPEN)
         yield {"Authorization": f"Bearer {token}"}
     else:
         yield {"X-Reverie-User": "bob"}

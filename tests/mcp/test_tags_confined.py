@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import text
 
 import memory_core as mc
-from memory_core.auth import SYSTEM, create_token
+from memory_core.auth import OPEN, SYSTEM, create_token
 from memory_core.retrieval import tagexpr
 from tests.api.conftest import close
 
@@ -38,7 +38,7 @@ def tenants(served: Any) -> dict[str, str]:
 def bob(request: pytest.FixtureRequest, served: Any) -> Iterator[httpx.Client]:
     """Bob's caller: an admin token pinned to bob, or the open operator naming bob."""
     if request.param == "pinned token":
-        _, token = create_token(served.brain, "bob", ["admin"], scope_ids=["bob"])
+        _, token = create_token(served.brain, "bob", ["admin"], scope_ids=["bob"], identity=OPEN)
         headers = {"Authorization": f"Bearer {token}"}
     else:
         headers = {"X-Reverie-User": "bob"}
