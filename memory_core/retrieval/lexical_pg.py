@@ -36,6 +36,13 @@ OVERFETCH = 10
 _TOKEN = re.compile(r'"[^"]*"?|\(|\)|[^\s()"]+')
 _WORD = re.compile(r"\w+")
 _OPERATORS = {"AND", "OR", "NOT"}
+# What FTS5 reads as a word ("bareword"): ASCII letters, digits and "_", U+001A and
+# every character past ASCII.  Anything else outside quotes is no FTS5 syntax (it
+# answers "syntax error"), so a query holding it is read as plain language on
+# PostgreSQL as it is on SQLite ("Ana's sister", "lives in Lisbon, near the river.").
+_BAREWORD = re.compile(r"[A-Za-z0-9_\x1a\u0080-\U0010ffff]+")
+# The index's columns, which a column filter ("content:word") may name.
+_COLUMNS = {"content", "tags", "context"}
 
 
 class _Unparsable(ValueError):
@@ -124,9 +131,15 @@ class _Parser:
                 raise _Unparsable("empty phrase")
             return self._phrase(words)
         if ":" in token:  # a column filter, "content:word": the whole index is searched
-            token = token.split(":", 1)[1] or self._take_word()
+            column, token = token.split(":", 1)
+            if column.lstrip("-") not in _COLUMNS:
+                raise _Unparsable(f"no column {column!r}")
+            token = token or self._take_word()
         prefix = token.endswith("*")
-        words = _WORD.findall(token.lstrip("^+"))
+        bare = token.removeprefix("^").removesuffix("*")
+        if not all(_BAREWORD.fullmatch(part) for part in bare.split("+")):
+            raise _Unparsable(f"{token!r} is not a word FTS5 reads")
+        words = _WORD.findall(bare)
         if not words:
             raise _Unparsable(f"no word in {token!r}")
         if prefix:
