@@ -23,7 +23,8 @@ from memory_core.auth import WRITE, Identity, acting
 from memory_core.brain.db import Brain
 from memory_core.errors import Forbidden, InvalidArgument, NotFound
 from memory_core.timeref import parse_time
-from memory_core.traces.model import check_scope, refuse_nul
+from memory_core.traces.model import check_scope
+from memory_core.wellformed import check_text
 
 MAX_ID_LENGTH = 256
 
@@ -117,8 +118,9 @@ def check_turn(turn: Turn) -> Turn:
             raise InvalidArgument(f"{name}: must be 1 to {MAX_ID_LENGTH} characters")
     if not isinstance(turn.metadata, dict):
         raise InvalidArgument("metadata: must be an object")
-    for name in ("user", "assistant", "messages", "scope_id", "conversation_id"):
-        refuse_nul(getattr(turn, name), name)
+    for name in ("user", "assistant", "messages", "scope_id", "conversation_id", "metadata"):
+        check_text(getattr(turn, name), name)
+    check_text(turn.idempotency_key, "idempotency_key")
     return turn
 
 

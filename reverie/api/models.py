@@ -22,6 +22,7 @@ from memory_core.brain.schema import NO_NUL, SOME_TEXT
 from memory_core.retrieval import tagexpr
 from memory_core.timeref import EPOCH_RANGE
 from memory_core.traces.model import MAX_TAG_LENGTH, MAX_TAGS
+from memory_core.wellformed import check_text
 from reverie.types import Scope, TraceType
 
 # Text that is not only white space (what memory_core refuses as empty), and any
@@ -67,7 +68,15 @@ WhenQuery = Annotated[
 
 
 class Body(BaseModel):
+    """A request body: unknown fields refused, and every text in it, at any depth, well
+    formed (memory_core's one check; its InvalidArgument answers 422 naming the field)."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wellformed(cls, data: Any) -> Any:
+        return check_text(data)
 
 
 class MessageIn(Body):
