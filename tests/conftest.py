@@ -51,9 +51,8 @@ PG_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432"
 # Test runs side by side on one machine (several checkouts) take different slots:
 # PYTEST_SLOT=1, 2 ... gives a run Redis database indexes and templates of its own.
 SLOT = int(os.environ.get("PYTEST_SLOT") or 0)
-_PG_TEMPLATE = (
-    f"reverie_test_template_{os.environ.get('PYTEST_XDIST_WORKER', 'gw0')}"
-    + (f"_s{SLOT}" if SLOT else "")
+_PG_TEMPLATE = f"reverie_test_template_{os.environ.get('PYTEST_XDIST_WORKER', 'gw0')}" + (
+    f"_s{SLOT}" if SLOT else ""
 )
 
 

@@ -130,10 +130,15 @@ class Accepted:
     duplicate: bool
 
 
-_FIND_KEY = text("SELECT id FROM inbox_turns WHERE idempotency_key = :k")
+# A key is the caller's own: it is looked up, and unique, within the turn's scope id.
+_FIND_KEY = text(
+    "SELECT id FROM inbox_turns WHERE scope = :scope AND scope_id = :scope_id "
+    "AND idempotency_key = :key"
+)
 _INSERT_TURN = text(
-    "INSERT INTO inbox_turns (id, idempotency_key, payload, status, attempts, "
-    "created_at, updated_at) VALUES (:id, :key, :payload, 'pending', 0, :now, :now)"
+    "INSERT INTO inbox_turns (id, scope, scope_id, idempotency_key, payload, status, "
+    "attempts, created_at, updated_at) "
+    "VALUES (:id, :scope, :scope_id, :key, :payload, 'pending', 0, :now, :now)"
 )
 
 
@@ -146,8 +151,9 @@ def accept_turns(
 ) -> list[Accepted]:
     """Write turns to the inbox in one transaction (one fsync), durably.
 
-    A turn whose idempotency key is already in the inbox -- or earlier in this
-    batch -- answers the first turn's id and writes nothing.
+    A turn whose idempotency key its tenant (scope and scope id) already used -- in
+    the inbox, or earlier in this batch -- answers that turn's id and writes nothing.
+    Another tenant's key is neither found nor shown: each tenant's keys are its own.
     """
     acting(identity, WRITE)
     for turn in turns:
@@ -158,8 +164,9 @@ def accept_turns(
     accepted: list[Accepted] = []
     with brain.transaction() as conn:
         for turn in turns:
+            whose = {"scope": turn.scope, "scope_id": turn.scope_id}
             if turn.idempotency_key is not None:
-                existing = conn.execute(_FIND_KEY, {"k": turn.idempotency_key}).scalar()
+                existing = conn.execute(_FIND_KEY, {**whose, "key": turn.idempotency_key}).scalar()
                 if existing is not None:
                     accepted.append(Accepted(str(existing), duplicate=True))
                     continue
@@ -167,6 +174,7 @@ def accept_turns(
             conn.execute(
                 _INSERT_TURN,
                 {
+                    **whose,
                     "id": turn_id,
                     "key": turn.idempotency_key,
                     "payload": json.dumps(turn.payload(), ensure_ascii=False),
@@ -193,8 +201,8 @@ def turn_status(brain: Brain, turn_id: str, *, identity: Identity) -> dict[str, 
     with brain.read() as conn:
         row = conn.execute(
             text(
-                "SELECT id, status, attempts, last_error, created_at, processed_at, "
-                "json_extract(payload, '$.scope_id') AS scope_id FROM inbox_turns WHERE id = :id"
+                "SELECT id, status, attempts, last_error, created_at, processed_at, scope_id "
+                "FROM inbox_turns WHERE id = :id"
             ),
             {"id": turn_id},
         ).first()
