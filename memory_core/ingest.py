@@ -18,15 +18,18 @@ import json
 import logging
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from sqlalchemy import Connection, text
 
 from memory_core import supersession
-from memory_core.brain.db import Brain, raw_cursor
+from memory_core.brain.db import Brain, raw_cursor, unavailable
 from memory_core.episodes import fact_trace, turn_stream, turn_text
+from memory_core.extraction import offline_extract
 from memory_core.extraction.base import Extraction
+from memory_core.extraction.offline import OfflineExtractor
+from memory_core.inbox.turns import record_failure
 from memory_core.textutil import content_hash
 from memory_core.traces.model import KNOWN_SQL, TURN_TAG, NewTrace
 from memory_core.traces.store import insert_trace
@@ -52,6 +55,7 @@ class IngestReport:
     duplicates_skipped: int = 0
     extractions: list[Extraction] = field(default_factory=list)
     lag_seconds: list[float] = field(default_factory=list)  # accepted -> committed
+    failed: dict[str, str] = field(default_factory=dict)  # turn id -> why, this attempt
 
     def merge(self, more: IngestReport) -> None:
         """Add what a further round ingested."""
@@ -62,6 +66,7 @@ class IngestReport:
         self.duplicates_skipped += more.duplicates_skipped
         self.extractions += more.extractions
         self.lag_seconds += more.lag_seconds
+        self.failed.update(more.failed)
 
 
 # How many older pending turns of its conversation a job takes over before its own.
@@ -177,7 +182,8 @@ def ingest_turns(
     # second extraction, no second LLM call); then take them over.
     pause, take_over = _FIRST_PAUSE_S, time.monotonic() + _TAKE_OVER_S
     for _ in range(_MAX_ROUNDS):
-        waiting = _still_pending(brain, turn_ids)
+        # A turn that failed in this call waits for a later one (reconcile's).
+        waiting = [t for t in _still_pending(brain, turn_ids) if t not in report.failed]
         if not waiting:
             break
         late = time.monotonic() >= take_over
@@ -221,7 +227,13 @@ def _ingest_once(
     catch_up: int,
     now: float | None,
 ) -> IngestReport:
-    """One round: the turns :func:`_pending` takes, extracted, then written."""
+    """One round: the turns :func:`_pending` takes, extracted, then written.
+
+    The round's turns are written in one transaction.  When it fails, each turn is
+    written in a transaction of its own (one turn's failure is never another's); a turn
+    that still fails is written with the offline extractor's facts instead of its
+    own, and one that fails even so is counted failed, alone (:func:`_write_alone`).
+    """
     report = IngestReport()
     with brain.read() as conn:
         todo = _pending(conn, turn_ids, batch_extra, catch_up)
@@ -237,27 +249,113 @@ def _ingest_once(
             }
             report.missing = [t for t in turn_ids if t not in present]
             report.already_done = [t for t in turn_ids if t in present and t not in known]
-    extracted = []
+    extracted: list[_Extracted] = []
     for turn_id, payload, created_at in todo:
         data = json.loads(payload)
-        when = data.get("timestamp") or created_at
-        extraction = extract(data["user"], data["assistant"], when=float(when))
-        extracted.append((turn_id, data, created_at, extraction))
+        when = float(data.get("timestamp") or created_at)
+        try:
+            extraction = extract(data["user"], data["assistant"], when=when)
+        except Exception as e:  # a bug for this turn's words: the others go on
+            log.exception("extraction of turn %s failed", turn_id)
+            _failed(brain, report, turn_id, e)
+            continue
+        extracted.append(_Extracted(turn_id, data, created_at, when, extraction))
     if not extracted:
         return report
+    try:
+        written = _write(brain, extracted, turn_ids, now)
+    except Exception as e:
+        if unavailable(e):  # nobody's fault: the job is tried again as a whole
+            raise
+        if len(extracted) > 1:
+            log.warning(
+                "writing %d turns together failed (%s); writing each alone", len(extracted), e
+            )
+        for item in extracted:
+            _write_alone(brain, item, turn_ids, now, report)
+    else:
+        _absorb(report, written)
+    return report
+
+
+@dataclass(frozen=True)
+class _Extracted:
+    """A pending turn read from the inbox, and its facts."""
+
+    turn_id: str
+    data: dict[str, Any]
+    created_at: float
+    when: float
+    extraction: Extraction
+
+
+def _write(
+    brain: Brain, extracted: Sequence[_Extracted], turn_ids: Sequence[str], now: float | None
+) -> IngestReport:
+    """Write the turns still pending, in one transaction; what it wrote once committed."""
+    report = IngestReport()
     with brain.transaction() as conn:
         stamp = time.time() if now is None else now
         subjects = supersession.KnownSubjects(conn)
-        for turn_id, data, created_at, extraction in extracted:
-            still = _one(conn, "SELECT status FROM inbox_turns WHERE id = ?", (turn_id,))
+        for item in extracted:
+            still = _one(conn, "SELECT status FROM inbox_turns WHERE id = ?", (item.turn_id,))
             if still != "pending":
-                if turn_id in turn_ids:
-                    report.already_done.append(turn_id)
+                if item.turn_id in turn_ids:
+                    report.already_done.append(item.turn_id)
                 continue
-            _write_turn(conn, brain, turn_id, data, created_at, extraction, stamp, report, subjects)
-            report.extractions.append(extraction)
-            report.lag_seconds.append(max(stamp - created_at, 0.0))
+            _write_turn(
+                conn, brain, item.turn_id, item.data, item.created_at, item.extraction, stamp,
+                report, subjects,
+            )  # fmt: skip
+            report.extractions.append(item.extraction)
+            report.lag_seconds.append(max(stamp - item.created_at, 0.0))
     return report
+
+
+def _write_alone(
+    brain: Brain,
+    item: _Extracted,
+    turn_ids: Sequence[str],
+    now: float | None,
+    report: IngestReport,
+) -> None:
+    """One turn in a transaction of its own: with its facts, else with the offline
+    extractor's (a fact an LLM answered may be what cannot be written), else failed."""
+    try:
+        _absorb(report, _write(brain, [item], turn_ids, now))
+        return
+    except Exception as e:
+        if unavailable(e):
+            raise
+        error: Exception = e
+    if item.extraction.extractor != OfflineExtractor.name:
+        log.warning(
+            "turn %s could not be written with its facts (%s); extracting offline",
+            item.turn_id,
+            error,
+        )
+        try:
+            offline = offline_extract(brain.settings)
+            facts = offline(item.data["user"], item.data["assistant"], when=item.when)
+            _absorb(report, _write(brain, [replace(item, extraction=facts)], turn_ids, now))
+            return
+        except Exception as e:
+            if unavailable(e):
+                raise
+            error = e
+    log.error("turn %s could not be ingested: %s", item.turn_id, error)
+    _failed(brain, report, item.turn_id, error)
+
+
+def _absorb(report: IngestReport, written: IngestReport) -> None:
+    report.merge(written)
+    report.already_done += written.already_done
+
+
+def _failed(brain: Brain, report: IngestReport, turn_id: str, error: Exception) -> None:
+    """Count one turn's failed attempt, for it alone (see :func:`record_failure`)."""
+    report.failed[turn_id] = repr(error)
+    record_failure(brain, [turn_id], repr(error), max_attempts=brain.settings.ingest_max_attempts)
 
 
 def _write_turn(

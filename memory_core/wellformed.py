@@ -15,6 +15,7 @@ entry points (a turn, a trace, a search) all ask it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
@@ -70,3 +71,16 @@ def _key(where: str, key: Any) -> str:
     if len(shown) > _MAX_KEY_SHOWN:
         shown = shown[: _MAX_KEY_SHOWN - 1] + "…"
     return f"{where}.{shown}" if where else shown
+
+
+def cleaned(text: str) -> str:
+    """``text`` without what no brain stores or person writes: lone surrogates, NUL and
+    the other control characters (tabs and line breaks are kept).  For text Reverie
+    did not take from a caller but got from elsewhere -- an LLM's answer, an error
+    message -- where refusing would lose the rest."""
+    if not _UNWANTED.search(text):
+        return text
+    return _UNWANTED.sub("", text)
+
+
+_UNWANTED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")

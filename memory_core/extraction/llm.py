@@ -32,6 +32,7 @@ from memory_core.errors import BreakerOpen, ConfigError, ExtractionError
 from memory_core.extraction.base import CATEGORIES, Extraction, Fact
 from memory_core.extraction.breaker import Breaker
 from memory_core.settings import Settings
+from memory_core.wellformed import cleaned
 
 log = logging.getLogger(__name__)
 
@@ -178,9 +179,9 @@ class LLMExtractor:
             tokens = int((body.get("usage") or {}).get("total_tokens") or 0)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
             raise ExtractionError("LLM answered no usable insight") from e
-        if not isinstance(insight, str) or not insight.strip():
+        if not isinstance(insight, str) or not cleaned(insight).strip():
             raise ExtractionError("LLM answered an empty insight")
-        return insight.strip(), tokens
+        return cleaned(insight).strip(), tokens
 
     def same_fact(self, older: str, newer: str) -> tuple[bool, str]:
         """Whether two memories state the same facts, and why, as the LLM judges.
@@ -221,7 +222,7 @@ class LLMExtractor:
             raise ExtractionError(f"LLM answered no usable {what} judgement") from e
         if not isinstance(reason, str):
             raise ExtractionError(f"LLM's {what} judgement gave a reason that is not text")
-        return value, reason.strip()[:300]
+        return value, cleaned(reason).strip()[:300]
 
     def _payload(self, system: str, user: str) -> dict[str, Any]:
         """A deterministic chat request asking for one JSON object."""
@@ -328,6 +329,8 @@ def parse_completion(body: Any) -> tuple[list[Fact], int]:
     list whose items are objects with non-empty string ``content``.  Lenient
     about values: an unknown category drops that fact, importance is coerced to
     a float and clamped to [0, 1] (missing: 0.5), entities keep their strings.
+    Text is cleaned of what no brain stores (NUL, control characters, lone
+    surrogates): a fact left with no words is dropped.
     """
     try:
         text = body["choices"][0]["message"]["content"]
@@ -356,13 +359,17 @@ def _fact(item: Any) -> Fact | None:
     content = item.get("content")
     if not isinstance(content, str) or not content.strip():
         raise ExtractionError("LLM fact has no content")
+    content = " ".join(cleaned(content).split())  # no NUL, control or lone surrogate
+    if not content:
+        log.debug("dropping an LLM fact with nothing but unusable characters")
+        return None
     category = item.get("category")
     category = category.strip().lower() if isinstance(category, str) else None
     if category not in CATEGORIES:
         log.debug("dropping an LLM fact of unknown category %r", item.get("category"))
         return None
     return Fact(
-        content=" ".join(content.split()),
+        content=content,
         category=category,
         importance=_importance(item.get("importance")),
         entities=_entities(item.get("entities")),
@@ -391,8 +398,9 @@ def _entities(value: Any) -> list[str]:
     if not isinstance(value, list):
         raise ExtractionError("LLM fact entities is not a list")
     found = [
-        str(e).strip()
+        cleaned(str(e)).strip()
         for e in value
-        if isinstance(e, (str, int, float)) and not isinstance(e, bool) and str(e).strip()
+        if isinstance(e, (str, int, float)) and not isinstance(e, bool)
     ]
+    found = [e for e in found if e]
     return list(dict.fromkeys(found))

@@ -5,7 +5,8 @@ any others posted meanwhile (:mod:`memory_core.inbox.group_commit`), before
 the API answers: a turn accepted is a turn kept.  Ingestion
 (:mod:`memory_core.ingest`) later turns each row into traces and marks it
 done; a row still pending after a while is found again by reconcile
-(:func:`stale_pending`), and a row that keeps failing is marked failed.
+(:func:`stale_pending`), and a row that keeps failing is marked failed -- and tried
+again, alone, a few times after a growing back-off (:func:`due_again`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from memory_core.brain.db import Brain
 from memory_core.errors import Forbidden, InvalidArgument, NotFound
 from memory_core.timeref import parse_time
 from memory_core.traces.model import check_scope
-from memory_core.wellformed import check_text
+from memory_core.wellformed import check_text, cleaned
 
 MAX_ID_LENGTH = 256
 
@@ -214,7 +215,8 @@ def turn_status(brain: Brain, turn_id: str, *, identity: Identity) -> dict[str, 
 
 
 def record_failure(brain: Brain, turn_ids: Sequence[str], error: str, *, max_attempts: int) -> None:
-    """Count a failed attempt; a turn past ``max_attempts`` is marked failed."""
+    """Count a failed attempt; a turn past ``max_attempts`` is marked failed (reconcile
+    tries it again later, :func:`due_again`)."""
     now = time.time()
     with brain.transaction() as conn:
         for turn_id in turn_ids:
@@ -224,8 +226,50 @@ def record_failure(brain: Brain, turn_ids: Sequence[str], error: str, *, max_att
                     "updated_at = :now, status = CASE WHEN attempts + 1 >= :max "
                     "THEN 'failed' ELSE status END WHERE id = :id AND status = 'pending'"
                 ),
-                {"err": error[:2000], "now": now, "max": max_attempts, "id": turn_id},
+                # The error may quote what could not be written: only storable text.
+                {"err": cleaned(error)[:2000], "now": now, "max": max_attempts, "id": turn_id},
             )
+
+
+def due_again(
+    brain: Brain,
+    *,
+    max_attempts: int,
+    tries: int,
+    after_s: float,
+    limit: int = 1_000,
+    now: float | None = None,
+) -> list[str]:
+    """Failed turns whose back-off has passed, made pending again (for reconcile).
+
+    A turn is failed after ``max_attempts``; it is then tried again up to ``tries``
+    times, one attempt each, the first ``after_s`` after it failed and each later one
+    after twice the wait before.  A turn that failed because of what else was
+    ingested with it, or of an endpoint or a bug since mended, is so not lost.
+    """
+    now = time.time() if now is None else now
+    with brain.transaction() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT id, attempts, updated_at FROM inbox_turns WHERE status = 'failed' "
+                "AND attempts < :most ORDER BY updated_at LIMIT :n"
+            ),
+            {"most": max_attempts + tries, "n": limit},
+        ).all()
+        due = [
+            r.id
+            for r in rows
+            if now - r.updated_at >= after_s * 2.0 ** max(r.attempts - max_attempts, 0)
+        ]
+        for turn_id in due:
+            conn.execute(
+                text(
+                    "UPDATE inbox_turns SET status = 'pending', updated_at = :now "
+                    "WHERE id = :id AND status = 'failed'"
+                ),
+                {"now": now, "id": turn_id},
+            )
+    return due
 
 
 def stale_pending(brain: Brain, *, older_than: float, limit: int = 10_000) -> list[str]:
