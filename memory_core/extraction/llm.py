@@ -4,8 +4,9 @@
 path, e.g. ``https://api.openai.com/v1``) with ``response_format`` set to
 ``json_object`` and a system prompt that fixes the schema.  Timeouts,
 connection errors, 429 and 5xx are retried with exponential backoff and
-jitter, all within one call's budget of ``timeout_s``: a hung endpoint costs a
-call that much and no more.  After ``breaker_failures`` failed calls in a row
+jitter, all within one call's budget of ``timeout_s``, a wall-clock deadline
+(:mod:`memory_core.deadline`): a hung or slow-dripping endpoint costs a call
+that much and no more.  After ``breaker_failures`` failed calls in a row
 a breaker (:mod:`memory_core.extraction.breaker`) refuses calls at once until a
 probe succeeds.  Any failure, and any answer that does not fit the schema, is
 an :class:`~memory_core.errors.ExtractionError` for the caller to fall back on.
@@ -28,6 +29,7 @@ from typing import Any
 
 import httpx
 
+from memory_core import deadline
 from memory_core.errors import BreakerOpen, ConfigError, ExtractionError
 from memory_core.extraction.base import CATEGORIES, Extraction, Fact
 from memory_core.extraction.breaker import Breaker
@@ -131,9 +133,12 @@ class LLMExtractor:
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(timeout_s), headers=headers, transport=transport
-        )
+        if transport is None:  # every call's timeout a deadline, not one per read
+            self._client = deadline.client(timeout=timeout_s, headers=headers)
+        else:
+            self._client = httpx.Client(
+                timeout=httpx.Timeout(timeout_s), headers=headers, transport=transport
+            )
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMExtractor:
@@ -259,15 +264,16 @@ class LLMExtractor:
 
     def _call(self, payload: dict[str, Any]) -> Any:
         """Attempts and retries within one budget of ``timeout_s``."""
-        deadline = self._clock() + self.timeout_s
+        end = self._clock() + self.timeout_s
         attempts = self.max_retries + 1
         for attempt in range(1, attempts + 1):
             retry_after: float | None = None
-            left = deadline - self._clock()
+            left = end - self._clock()
             if left <= 0:
                 raise ExtractionError(f"LLM endpoint gave no answer within {self.timeout_s:g} s")
             try:
-                response = self._client.post(self._url, json=payload, timeout=left)
+                with deadline.within(left):
+                    response = self._client.post(self._url, json=payload, timeout=left)
             except httpx.TransportError as e:  # timeouts, refused and reset connections
                 problem = f"{type(e).__name__}: {self._redact(str(e))}"
             except (httpx.HTTPError, httpx.InvalidURL) as e:  # not worth retrying
@@ -286,7 +292,7 @@ class LLMExtractor:
             if attempt == attempts:
                 raise ExtractionError(f"LLM endpoint failed after {attempts} attempts ({problem})")
             delay = self._backoff(attempt, retry_after)
-            if delay >= deadline - self._clock():
+            if delay >= end - self._clock():
                 raise ExtractionError(
                     f"LLM endpoint failed and its {self.timeout_s:g} s are spent ({problem})"
                 )

@@ -3,6 +3,7 @@ and ingested in one job, one of them answered by the LLM with text no brain stor
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from sqlalchemy import text
 
 import memory_core as mc
 from reverie.compose import app as api_app
-from reverie.compose import process
+from reverie.compose import embedded, process
 from tests.conftest import LOCAL
 from tests.fakes import FakeLLM
 
@@ -100,3 +101,32 @@ def test_reconcile_tries_a_failed_turn_again_and_counts_it(tmp_path: Path, brain
         served.stop()
     assert served.actors.stats["turns_retried"] == 1
     assert "reverie_turns_retried_total" in exposition
+
+
+def test_a_slow_drip_llm_costs_a_posted_turn_at_most_its_timeout(
+    tmp_path: Path, brain_url: str, llm_server: FakeLLM
+) -> None:
+    """Headers at once, then a byte every 0.25 s (half a minute in all): the turn is
+    ingested, offline, REVERIE_LLM_TIMEOUT_S (plus a second) after it was accepted."""
+    llm_server.respond = lambda asked: {"facts": [{"content": "x" * 60, "category": "goal"}]}
+    llm_server.drip = 0.25
+    timeout_s = 2.0
+    settings = mc.load_settings(
+        brain_url=brain_url,
+        data_dir=tmp_path / "data",
+        embedder="none",
+        llm_base_url=llm_server.url,
+        llm_timeout_s=timeout_s,
+    )
+    served = embedded(settings, threads=1)
+    try:
+        with TestClient(api_app(served), base_url=LOCAL) as client:
+            turn_id = post(client, "I want to run a marathon in May.", "alice")
+            deadline = time.monotonic() + 60
+            while (status := client.get(f"/v1/turns/{turn_id}").json())["status"] != "done":
+                assert time.monotonic() < deadline, status
+                time.sleep(0.05)
+    finally:
+        served.stop()
+    assert status["processed_at"] - status["created_at"] <= timeout_s + 1.0
+    assert served.actors.stats["extractor_fallbacks"] == 1
