@@ -1,6 +1,7 @@
 """The inbox: turns as posted, kept durably until they are ingested.
 
 :mod:`.turns` checks and writes posted turns and tracks their status;
+:mod:`.order` picks the pending turns a job ingests, in conversation order;
 :mod:`.group_commit` lets concurrent posts share one commit.
 """
 
