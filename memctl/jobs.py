@@ -24,10 +24,10 @@ def reconcile_now(runtime: Runtime) -> dict[str, Any]:
             workers.stop()
         return {
             "mode": "enqueued",
-            "turns": len(plan.turn_ids),
+            "turns": len(plan.turn_ids) + len(plan.retried_ids),
             "traces_to_embed": len(plan.unembedded_ids),
         }
-    report = ingest.ingest_turns(brain, plan.turn_ids, runtime.extract)
+    report = ingest.ingest_turns(brain, [*plan.turn_ids, *plan.retried_ids], runtime.extract)
     embedded = 0
     if embedder is not None:
         from memory_core.embeddings import embed_traces

@@ -7,9 +7,11 @@ is the truth: ingestion reads the inbox row, and writes the traces and marks the
 transaction that first re-checks the row is still pending, so a redelivered
 or duplicated job is a harmless no-op and no turn is ingested twice.
 
-Workers ingest in batches: a job for one turn also takes other pending turns,
-so that one commit (one fsync) serves many turns; the jobs for those turns
-then find them done.
+Workers ingest in batches: a job for one turn also takes other pending turns
+(:mod:`memory_core.inbox.order`), so that one commit (one fsync) serves many
+turns; the jobs for those turns then find them done.  One turn's failure is its
+own: a batch that cannot be written is written turn by turn, and a turn that
+still fails counts a failed attempt for itself alone.
 """
 
 from __future__ import annotations
@@ -18,15 +20,19 @@ import json
 import logging
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from sqlalchemy import Connection, text
 
 from memory_core import supersession
-from memory_core.brain.db import Brain, raw_cursor
+from memory_core.brain.db import Brain, raw_cursor, unavailable
 from memory_core.episodes import fact_trace, turn_stream, turn_text
+from memory_core.extraction import offline_extract
 from memory_core.extraction.base import Extraction
+from memory_core.extraction.offline import OfflineExtractor
+from memory_core.inbox.order import CATCH_UP, pending_in_order
+from memory_core.inbox.turns import record_failure
 from memory_core.textutil import content_hash
 from memory_core.traces.model import KNOWN_SQL, TURN_TAG, NewTrace
 from memory_core.traces.store import insert_trace
@@ -52,6 +58,7 @@ class IngestReport:
     duplicates_skipped: int = 0
     extractions: list[Extraction] = field(default_factory=list)
     lag_seconds: list[float] = field(default_factory=list)  # accepted -> committed
+    failed: dict[str, str] = field(default_factory=dict)  # turn id -> why, this attempt
 
     def merge(self, more: IngestReport) -> None:
         """Add what a further round ingested."""
@@ -62,97 +69,7 @@ class IngestReport:
         self.duplicates_skipped += more.duplicates_skipped
         self.extractions += more.extractions
         self.lag_seconds += more.lag_seconds
-
-
-# How many older pending turns of its conversation a job takes over before its own.
-CATCH_UP = 64
-
-
-def _pending(
-    conn: Connection, turn_ids: Sequence[str], extra: int, catch_up: int = CATCH_UP
-) -> list[tuple[str, str, float]]:
-    """The turns one round of a job ingests, in the order a conversation had them.
-
-    A job takes for each given turn the pending turns posted before it in its
-    conversation (up to ``extra`` or ``catch_up`` of them, oldest first), and the
-    given turn itself when none is left behind: a turn is never written ahead of one
-    posted before it in its stream.  Jobs for turns of different conversations so
-    work apart.  What room ``extra`` leaves goes to the oldest pending turns of any
-    conversation.  Within the batch, by the turn's own time when it gave one, else
-    when it was accepted, and in the order they were posted (the inbox's row order)
-    on a tie -- turns committed together share their acceptance time, and ids are
-    random."""
-    given: list[Any] = []
-    if turn_ids:
-        marks = ", ".join(f":t{i}" for i in range(len(turn_ids)))
-        given = [
-            r
-            for r in conn.execute(
-                text(f"SELECT {_COLUMNS} FROM inbox_turns WHERE id IN ({marks})"),
-                {f"t{i}": t for i, t in enumerate(turn_ids)},
-            )
-            if r.status == "pending"
-        ]
-    rows = _with_what_comes_before(conn, given, max(extra, catch_up))
-    if extra > 0:
-        taken = {r.id for r in rows}
-        room = extra + len(given) - len(taken)
-        if room > 0:
-            oldest = conn.execute(
-                text(
-                    f"SELECT {_COLUMNS} FROM inbox_turns "
-                    "WHERE status = 'pending' ORDER BY rowid LIMIT :n"
-                ),
-                {"n": room + len(taken)},
-            ).all()
-            rows += [r for r in oldest if r.id not in taken][:room]
-    seen: dict[str, tuple[float, int, str, str, float]] = {}
-    for r in rows:
-        if r.id not in seen:
-            when = json.loads(r.payload).get("timestamp") or r.created_at
-            seen[r.id] = (float(when), int(r.posted), r.id, r.payload, r.created_at)
-    return [(turn_id, payload, at) for _, _, turn_id, payload, at in sorted(seen.values())]
-
-
-_COLUMNS = "rowid AS posted, id, payload, created_at, status"
-_STREAM_KEYS = ("scope", "scope_id", "conversation_id")
-
-
-def _with_what_comes_before(conn: Connection, given: Sequence[Any], extra: int) -> list[Any]:
-    """The given turns, each after up to ``extra`` pending turns posted before it in its
-    conversation; a given turn with more than that before it is left for later."""
-    by_stream: dict[tuple[Any, ...], list[Any]] = {}
-    for row in given:
-        data = json.loads(row.payload)
-        by_stream.setdefault(tuple(data.get(k) for k in _STREAM_KEYS), []).append(row)
-    same = " AND ".join(
-        f"json_extract(payload, '$.{k}') IS NOT DISTINCT FROM :{k}" for k in _STREAM_KEYS
-    )
-    taken: list[Any] = []
-    for stream, rows in by_stream.items():
-        last = max(int(r.posted) for r in rows)
-        ours = {r.id for r in rows}
-        read = conn.execute(
-            text(
-                f"SELECT {_COLUMNS} FROM inbox_turns WHERE status = 'pending' "
-                f"AND rowid <= :last AND {same} ORDER BY rowid LIMIT :n"
-            ),
-            {
-                "last": last,
-                "n": extra + len(rows) + 1,
-                **dict(zip(_STREAM_KEYS, stream, strict=True)),
-            },
-        ).all()
-        # Oldest first, until a turn not given exceeds ``extra``: it and every turn
-        # after it (given or not read) wait for a later job.
-        others = 0
-        for r in read:
-            if r.id not in ours:
-                if others == extra:
-                    break
-                others += 1
-            taken.append(r)
-    return taken
+        self.failed.update(more.failed)
 
 
 def ingest_turns(
@@ -177,7 +94,8 @@ def ingest_turns(
     # second extraction, no second LLM call); then take them over.
     pause, take_over = _FIRST_PAUSE_S, time.monotonic() + _TAKE_OVER_S
     for _ in range(_MAX_ROUNDS):
-        waiting = _still_pending(brain, turn_ids)
+        # A turn that failed in this call waits for a later one (reconcile's).
+        waiting = [t for t in _still_pending(brain, turn_ids) if t not in report.failed]
         if not waiting:
             break
         late = time.monotonic() >= take_over
@@ -221,10 +139,16 @@ def _ingest_once(
     catch_up: int,
     now: float | None,
 ) -> IngestReport:
-    """One round: the turns :func:`_pending` takes, extracted, then written."""
+    """One round: the turns :func:`pending_in_order` takes, extracted, then written.
+
+    The round's turns are written in one transaction.  When it fails, each turn is
+    written in a transaction of its own (one turn's failure is never another's); a turn
+    that still fails is written with the offline extractor's facts instead of its
+    own, and one that fails even so is counted failed, alone (:func:`_write_alone`).
+    """
     report = IngestReport()
     with brain.read() as conn:
-        todo = _pending(conn, turn_ids, batch_extra, catch_up)
+        todo = pending_in_order(conn, turn_ids, batch_extra, catch_up)
         known = {r[0] for r in todo}
         if turn_ids:
             marks = ", ".join(f":t{i}" for i in range(len(turn_ids)))
@@ -237,27 +161,113 @@ def _ingest_once(
             }
             report.missing = [t for t in turn_ids if t not in present]
             report.already_done = [t for t in turn_ids if t in present and t not in known]
-    extracted = []
+    extracted: list[_Extracted] = []
     for turn_id, payload, created_at in todo:
         data = json.loads(payload)
-        when = data.get("timestamp") or created_at
-        extraction = extract(data["user"], data["assistant"], when=float(when))
-        extracted.append((turn_id, data, created_at, extraction))
+        when = float(data.get("timestamp") or created_at)
+        try:
+            extraction = extract(data["user"], data["assistant"], when=when)
+        except Exception as e:  # a bug for this turn's words: the others go on
+            log.exception("extraction of turn %s failed", turn_id)
+            _failed(brain, report, turn_id, e)
+            continue
+        extracted.append(_Extracted(turn_id, data, created_at, when, extraction))
     if not extracted:
         return report
+    try:
+        written = _write(brain, extracted, turn_ids, now)
+    except Exception as e:
+        if unavailable(e):  # nobody's fault: the job is tried again as a whole
+            raise
+        if len(extracted) > 1:
+            log.warning(
+                "writing %d turns together failed (%s); writing each alone", len(extracted), e
+            )
+        for item in extracted:
+            _write_alone(brain, item, turn_ids, now, report)
+    else:
+        _absorb(report, written)
+    return report
+
+
+@dataclass(frozen=True)
+class _Extracted:
+    """A pending turn read from the inbox, and its facts."""
+
+    turn_id: str
+    data: dict[str, Any]
+    created_at: float
+    when: float
+    extraction: Extraction
+
+
+def _write(
+    brain: Brain, extracted: Sequence[_Extracted], turn_ids: Sequence[str], now: float | None
+) -> IngestReport:
+    """Write the turns still pending, in one transaction; what it wrote once committed."""
+    report = IngestReport()
     with brain.transaction() as conn:
         stamp = time.time() if now is None else now
         subjects = supersession.KnownSubjects(conn)
-        for turn_id, data, created_at, extraction in extracted:
-            still = _one(conn, "SELECT status FROM inbox_turns WHERE id = ?", (turn_id,))
+        for item in extracted:
+            still = _one(conn, "SELECT status FROM inbox_turns WHERE id = ?", (item.turn_id,))
             if still != "pending":
-                if turn_id in turn_ids:
-                    report.already_done.append(turn_id)
+                if item.turn_id in turn_ids:
+                    report.already_done.append(item.turn_id)
                 continue
-            _write_turn(conn, brain, turn_id, data, created_at, extraction, stamp, report, subjects)
-            report.extractions.append(extraction)
-            report.lag_seconds.append(max(stamp - created_at, 0.0))
+            _write_turn(
+                conn, brain, item.turn_id, item.data, item.created_at, item.extraction, stamp,
+                report, subjects,
+            )  # fmt: skip
+            report.extractions.append(item.extraction)
+            report.lag_seconds.append(max(stamp - item.created_at, 0.0))
     return report
+
+
+def _write_alone(
+    brain: Brain,
+    item: _Extracted,
+    turn_ids: Sequence[str],
+    now: float | None,
+    report: IngestReport,
+) -> None:
+    """One turn in a transaction of its own: with its facts, else with the offline
+    extractor's (a fact an LLM answered may be what cannot be written), else failed."""
+    try:
+        _absorb(report, _write(brain, [item], turn_ids, now))
+        return
+    except Exception as e:
+        if unavailable(e):
+            raise
+        error: Exception = e
+    if item.extraction.extractor != OfflineExtractor.name:
+        log.warning(
+            "turn %s could not be written with its facts (%s); extracting offline",
+            item.turn_id,
+            error,
+        )
+        try:
+            offline = offline_extract(brain.settings)
+            facts = offline(item.data["user"], item.data["assistant"], when=item.when)
+            _absorb(report, _write(brain, [replace(item, extraction=facts)], turn_ids, now))
+            return
+        except Exception as e:
+            if unavailable(e):
+                raise
+            error = e
+    log.error("turn %s could not be ingested: %s", item.turn_id, error)
+    _failed(brain, report, item.turn_id, error)
+
+
+def _absorb(report: IngestReport, written: IngestReport) -> None:
+    report.merge(written)
+    report.already_done += written.already_done
+
+
+def _failed(brain: Brain, report: IngestReport, turn_id: str, error: Exception) -> None:
+    """Count one turn's failed attempt, for it alone (see :func:`record_failure`)."""
+    report.failed[turn_id] = repr(error)
+    record_failure(brain, [turn_id], repr(error), max_attempts=brain.settings.ingest_max_attempts)
 
 
 def _write_turn(

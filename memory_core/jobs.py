@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from memory_core.brain.db import Brain
 from memory_core.embedders.base import Embedder
-from memory_core.inbox.turns import stale_pending
+from memory_core.inbox.turns import due_again, stale_pending
 from memory_core.retrieval.feedback import new_event_id
 from memory_core.settings import Settings
 
@@ -179,12 +179,14 @@ class Jobs:
 
 @dataclass(frozen=True)
 class ReconcilePlan:
-    """What reconcile found: turns still pending, traces without vectors and traces
-    embedded whose supersession has not run."""
+    """What reconcile found: turns still pending, failed turns due for another try
+    (made pending again), traces without vectors and traces embedded whose
+    supersession has not run."""
 
     turn_ids: list[str] = field(default_factory=list)
     unembedded_ids: list[str] = field(default_factory=list)
     unfollowed_ids: list[str] = field(default_factory=list)
+    retried_ids: list[str] = field(default_factory=list)
 
 
 def plan(
@@ -196,9 +198,18 @@ def plan(
     older_than: float | None = None,
 ) -> ReconcilePlan:
     """Pending turns and traces waiting for supersession, both older than
-    ``reconcile_after_s``, and traces without vectors."""
+    ``reconcile_after_s``, traces without vectors, and failed turns whose back-off
+    has passed (:func:`~memory_core.inbox.turns.due_again`: these are made pending
+    again here, so the plan is sent)."""
     after = settings.reconcile_after_s if older_than is None else older_than
-    turns = stale_pending(brain, older_than=after, limit=limit)
+    retried = due_again(
+        brain,
+        max_attempts=settings.ingest_max_attempts,
+        tries=settings.ingest_failed_retries,
+        after_s=settings.ingest_failed_retry_s,
+        limit=limit,
+    )
+    turns = [t for t in stale_pending(brain, older_than=after, limit=limit) if t not in retried]
     missing: list[str] = []
     unfollowed: list[str] = []
     if embedder is not None:
@@ -207,7 +218,7 @@ def plan(
 
         missing = traces_missing_embeddings(brain, embedder.name, limit)
         unfollowed = overdue(brain, after, limit=limit)
-    return ReconcilePlan(turns, missing, unfollowed)
+    return ReconcilePlan(turns, missing, unfollowed, retried)
 
 
 INGEST_BATCH = 64  # turns an ingest job re-enqueued by reconcile takes
@@ -217,9 +228,11 @@ def dispatch(found: ReconcilePlan, jobs: JobSender, embed_batch: int) -> None:
     """Send what :func:`plan` found: its turns in batches and, when no embed job is
     waiting, its traces without vectors and those waiting for supersession (those
     behind a backlog are not lost; only an empty queue with such traces left means
-    messages went missing)."""
+    messages went missing); failed turns tried again, one job each."""
     for start in range(0, len(found.turn_ids), INGEST_BATCH):
         jobs.ingest(found.turn_ids[start : start + INGEST_BATCH])
+    for turn_id in found.retried_ids:  # each alone: a failure stays its own
+        jobs.ingest([turn_id])
     if (found.unembedded_ids or found.unfollowed_ids) and jobs.depth("embed") == 0:
         for ids, send in ((found.unembedded_ids, jobs.embed), (found.unfollowed_ids, jobs.follow)):
             for start in range(0, len(ids), embed_batch):

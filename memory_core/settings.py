@@ -116,6 +116,17 @@ class Settings(BaseSettings):
     ingest_max_attempts: int = Field(
         6, ge=1, description="Failed attempts after which a turn is marked failed."
     )
+    ingest_failed_retries: int = Field(
+        3,
+        ge=0,
+        description="Times reconcile tries a failed turn again, alone, one attempt each.",
+    )
+    ingest_failed_retry_s: float = Field(
+        300.0,
+        gt=0,
+        description="Seconds after failing that reconcile first tries a failed turn again; "
+        "the wait doubles each time.",
+    )
     reconcile_after_s: float = Field(
         60.0, gt=0, description="Pending turns older than this are re-enqueued by reconcile."
     )

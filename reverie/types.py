@@ -166,7 +166,7 @@ class FeedbackAccepted(Out):
 
 class TurnAccepted(Out):
     turn_id: str
-    duplicate: bool = Field(description="The idempotency key was seen: the first turn's id.")
+    duplicate: bool = Field(description="The caller's idempotency key was seen: its first turn.")
     enqueued: bool = Field(description="Queued now; otherwise reconcile will queue it.")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -22,30 +23,38 @@ def _send_json(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> Non
 
 
 class FakeLLM:
-    """A chat-completions endpoint on 127.0.0.1 that answers from a script."""
+    """A chat-completions endpoint on 127.0.0.1 that answers from a script, or by
+    ``respond`` (the request's JSON to the answer's message) when that is set; with
+    ``drip`` seconds set, it sends its headers at once and then its body one byte at a
+    time, ``drip`` seconds apart (a slow-drip endpoint)."""
 
     def __init__(self) -> None:
         self.replies: deque[tuple[int, bytes, float]] = deque()
         self.requests: list[dict[str, Any]] = []
         self.release = threading.Event()
+        self.respond: Callable[[dict[str, Any]], Any] | None = None
+        self.drip = 0.0
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
+                asked = json.loads(self.rfile.read(length))
                 fake.requests.append(
-                    {
-                        "path": self.path,
-                        "headers": dict(self.headers),
-                        "json": json.loads(self.rfile.read(length)),
-                    }
+                    {"path": self.path, "headers": dict(self.headers), "json": asked}
                 )
-                status, body, delay = (
-                    fake.replies.popleft() if fake.replies else (500, b"no reply", 0.0)
-                )
+                if fake.respond is not None:
+                    status, body, delay = 200, completion(fake.respond(asked)), 0.0
+                else:
+                    status, body, delay = (
+                        fake.replies.popleft() if fake.replies else (500, b"no reply", 0.0)
+                    )
                 if delay:
                     fake.release.wait(delay)
-                _send_json(self, status, body)
+                if fake.drip:
+                    _drip(self, body, fake.drip, fake.release)
+                else:
+                    _send_json(self, status, body)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -58,13 +67,36 @@ class FakeLLM:
         self.replies.append((status, raw, delay))
 
     def answer(self, message: Any, tokens: int = 42) -> None:
-        content = message if isinstance(message, str) else json.dumps(message)
-        self.reply(
-            body={
-                "choices": [{"message": {"role": "assistant", "content": content}}],
-                "usage": {"total_tokens": tokens},
-            }
-        )
+        self.reply(body=completion(message, tokens))
+
+
+def completion(message: Any, tokens: int = 42) -> bytes:
+    """A chat-completions answer whose message is ``message`` (JSON unless text)."""
+    content = message if isinstance(message, str) else json.dumps(message)
+    body = {
+        "choices": [{"message": {"role": "assistant", "content": content}}],
+        "usage": {"total_tokens": tokens},
+    }
+    return json.dumps(body).encode()
+
+
+def _drip(
+    handler: BaseHTTPRequestHandler, body: bytes, every: float, stop: threading.Event
+) -> None:
+    """Headers now, then the body a byte at a time, ``every`` seconds apart."""
+    try:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.flush()
+        for k in range(len(body)):
+            if stop.wait(every):
+                return
+            handler.wfile.write(body[k : k + 1])
+            handler.wfile.flush()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
 
 
 class FakeRerank:

@@ -234,6 +234,13 @@ def brain_error(message: str, cause: Any, invalidated: bool = False) -> BrainErr
     return BrainError(message)
 
 
+def unavailable(error: BaseException) -> bool:
+    """Whether ``error`` says the brain could not be used at all (locked, unreachable,
+    gone), rather than refusing what was written: no write's own fault."""
+    cause = error.__cause__ if isinstance(error, BrainError) else error
+    return isinstance(cause, OperationalError | sqlite3.OperationalError)
+
+
 def _sqlite_path(url: str) -> Path | None:
     """The brain file a ``sqlite:///`` URL names; None for a PostgreSQL URL."""
     try:

@@ -200,7 +200,10 @@ inbox_turns = Table(
     "inbox_turns",
     metadata,
     Column("id", Text, primary_key=True),
-    Column("idempotency_key", Text, nullable=True, unique=True),
+    # Whose turn it is (as in its payload): an idempotency key is unique per tenant.
+    Column("scope", Text, nullable=False),
+    Column("scope_id", Text, nullable=False),
+    Column("idempotency_key", Text, nullable=True),
     Column("payload", Text, nullable=False),
     Column("status", Text, nullable=False, server_default=text("'pending'")),
     Column("attempts", Integer, nullable=False, server_default=text("0")),
@@ -209,6 +212,7 @@ inbox_turns = Table(
     Column("updated_at", Float, nullable=False),
     Column("processed_at", Float, nullable=True),
     Index("ix_inbox_status", "status", "created_at"),
+    Index("ix_inbox_key", "scope", "scope_id", "idempotency_key", unique=True),
 )
 
 coactivation_edges = Table(

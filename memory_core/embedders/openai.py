@@ -15,9 +15,12 @@ What stops at once, without trying the others: ``400``, ``413`` and ``422``.
 They refuse the request itself (an over-long input, a ``dimensions`` the model
 does not support), and every endpoint would refuse the same body.
 
-There is no retry loop here: when every endpoint failed the batch raises
-:class:`EmbedderError` naming each failure, and the caller (a worker with its
-own retries, or the next backfill) tries again later.  Within one
+Each endpoint is given ``timeout_s`` for its whole answer, by the wall clock
+(:mod:`memory_core.deadline`): one that drips its answer byte by byte is given
+up on as one that does not answer.  There is no retry loop here: when every
+endpoint failed the batch raises :class:`EmbedderError` naming each failure,
+and the caller (a worker with its own retries, or the next backfill) tries
+again later.  Within one
 :meth:`OpenAIEmbedder.embed` call, later batches start at the endpoint that
 last answered, so a dead first endpoint costs one timeout per call, not one
 per batch; the next call starts at the first endpoint again.
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import numpy as np
 
+from memory_core import deadline
 from memory_core.embedders.base import Vectors
 from memory_core.errors import ConfigError, EmbedderError
 
@@ -87,13 +91,9 @@ class OpenAIEmbedder:
         self.model = model
         self.dimensions = dimensions
         self.batch_size = batch_size
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client_args: dict[str, Any] = {
-            "headers": headers,
-            "timeout": httpx.Timeout(timeout_s),
-            "transport": transport,
-            "follow_redirects": False,
-        }
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.timeout_s = timeout_s
+        self._transport = transport
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
 
@@ -146,7 +146,8 @@ class OpenAIEmbedder:
 
     def _post(self, client: httpx.Client, url: str, body: dict[str, Any], count: int) -> Vectors:
         try:
-            response = client.post(url, json=body)
+            with deadline.within(self.timeout_s):  # for the whole answer, not each read
+                response = client.post(url, json=body)
         except httpx.TimeoutException as e:
             raise _EndpointFailed(f"timed out ({type(e).__name__})") from e
         except httpx.HTTPError as e:
@@ -166,8 +167,18 @@ class OpenAIEmbedder:
     def _http(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
-                self._client = httpx.Client(**self._client_args)
+                self._client = self._new_client()
             return self._client
+
+    def _new_client(self) -> httpx.Client:
+        if self._transport is None:
+            return deadline.client(timeout=self.timeout_s, headers=self._headers)
+        return httpx.Client(
+            headers=self._headers,
+            timeout=httpx.Timeout(self.timeout_s),
+            transport=self._transport,
+            follow_redirects=False,
+        )
 
 
 def _embeddings_url(base: str) -> str:

@@ -49,6 +49,7 @@ __all__ = [
     "filter_facts",
     "make_extract",
     "make_extractor",
+    "offline_extract",
 ]
 
 
@@ -90,10 +91,11 @@ class ExtractTurn(Protocol):
     ) -> ExtractionOutcome: ...
 
 
-def make_extract(settings: Settings) -> ExtractTurn:
-    """``extract(user, assistant, when=)`` for the ingest: the configured extractor, the
-    offline fallback and the personality filter, all built once from ``settings``."""
-    extractor = make_extractor(settings)
+def make_extract(settings: Settings, *, offline: bool = False) -> ExtractTurn:
+    """``extract(user, assistant, when=)`` for the ingest: the configured extractor (the
+    offline one when ``offline``), the offline fallback and the personality filter, all
+    built once from ``settings``."""
+    extractor = OfflineExtractor() if offline else make_extractor(settings)
     fallback = OfflineExtractor()
     config = config_from_settings(settings)
 
@@ -101,6 +103,12 @@ def make_extract(settings: Settings) -> ExtractTurn:
         return extract_facts(extractor, fallback, user, assistant, config, when=when)
 
     return extract
+
+
+def offline_extract(settings: Settings) -> ExtractTurn:
+    """The offline extractor alone, filtered as :func:`make_extract`'s: what a turn is
+    extracted with when the facts its LLM answered cannot be stored."""
+    return make_extract(settings, offline=True)
 
 
 def extract_facts(

@@ -4,8 +4,9 @@
 path, e.g. ``https://api.openai.com/v1``) with ``response_format`` set to
 ``json_object`` and a system prompt that fixes the schema.  Timeouts,
 connection errors, 429 and 5xx are retried with exponential backoff and
-jitter, all within one call's budget of ``timeout_s``: a hung endpoint costs a
-call that much and no more.  After ``breaker_failures`` failed calls in a row
+jitter, all within one call's budget of ``timeout_s``, a wall-clock deadline
+(:mod:`memory_core.deadline`): a hung or slow-dripping endpoint costs a call
+that much and no more.  After ``breaker_failures`` failed calls in a row
 a breaker (:mod:`memory_core.extraction.breaker`) refuses calls at once until a
 probe succeeds.  Any failure, and any answer that does not fit the schema, is
 an :class:`~memory_core.errors.ExtractionError` for the caller to fall back on.
@@ -28,10 +29,12 @@ from typing import Any
 
 import httpx
 
+from memory_core import deadline
 from memory_core.errors import BreakerOpen, ConfigError, ExtractionError
 from memory_core.extraction.base import CATEGORIES, Extraction, Fact
 from memory_core.extraction.breaker import Breaker
 from memory_core.settings import Settings
+from memory_core.wellformed import cleaned
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +133,12 @@ class LLMExtractor:
         headers = {"Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(timeout_s), headers=headers, transport=transport
-        )
+        if transport is None:  # every call's timeout a deadline, not one per read
+            self._client = deadline.client(timeout=timeout_s, headers=headers)
+        else:
+            self._client = httpx.Client(
+                timeout=httpx.Timeout(timeout_s), headers=headers, transport=transport
+            )
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMExtractor:
@@ -178,9 +184,9 @@ class LLMExtractor:
             tokens = int((body.get("usage") or {}).get("total_tokens") or 0)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
             raise ExtractionError("LLM answered no usable insight") from e
-        if not isinstance(insight, str) or not insight.strip():
+        if not isinstance(insight, str) or not cleaned(insight).strip():
             raise ExtractionError("LLM answered an empty insight")
-        return insight.strip(), tokens
+        return cleaned(insight).strip(), tokens
 
     def same_fact(self, older: str, newer: str) -> tuple[bool, str]:
         """Whether two memories state the same facts, and why, as the LLM judges.
@@ -221,7 +227,7 @@ class LLMExtractor:
             raise ExtractionError(f"LLM answered no usable {what} judgement") from e
         if not isinstance(reason, str):
             raise ExtractionError(f"LLM's {what} judgement gave a reason that is not text")
-        return value, reason.strip()[:300]
+        return value, cleaned(reason).strip()[:300]
 
     def _payload(self, system: str, user: str) -> dict[str, Any]:
         """A deterministic chat request asking for one JSON object."""
@@ -258,15 +264,16 @@ class LLMExtractor:
 
     def _call(self, payload: dict[str, Any]) -> Any:
         """Attempts and retries within one budget of ``timeout_s``."""
-        deadline = self._clock() + self.timeout_s
+        end = self._clock() + self.timeout_s
         attempts = self.max_retries + 1
         for attempt in range(1, attempts + 1):
             retry_after: float | None = None
-            left = deadline - self._clock()
+            left = end - self._clock()
             if left <= 0:
                 raise ExtractionError(f"LLM endpoint gave no answer within {self.timeout_s:g} s")
             try:
-                response = self._client.post(self._url, json=payload, timeout=left)
+                with deadline.within(left):
+                    response = self._client.post(self._url, json=payload, timeout=left)
             except httpx.TransportError as e:  # timeouts, refused and reset connections
                 problem = f"{type(e).__name__}: {self._redact(str(e))}"
             except (httpx.HTTPError, httpx.InvalidURL) as e:  # not worth retrying
@@ -285,7 +292,7 @@ class LLMExtractor:
             if attempt == attempts:
                 raise ExtractionError(f"LLM endpoint failed after {attempts} attempts ({problem})")
             delay = self._backoff(attempt, retry_after)
-            if delay >= deadline - self._clock():
+            if delay >= end - self._clock():
                 raise ExtractionError(
                     f"LLM endpoint failed and its {self.timeout_s:g} s are spent ({problem})"
                 )
@@ -328,6 +335,8 @@ def parse_completion(body: Any) -> tuple[list[Fact], int]:
     list whose items are objects with non-empty string ``content``.  Lenient
     about values: an unknown category drops that fact, importance is coerced to
     a float and clamped to [0, 1] (missing: 0.5), entities keep their strings.
+    Text is cleaned of what no brain stores (NUL, control characters, lone
+    surrogates): a fact left with no words is dropped.
     """
     try:
         text = body["choices"][0]["message"]["content"]
@@ -356,13 +365,17 @@ def _fact(item: Any) -> Fact | None:
     content = item.get("content")
     if not isinstance(content, str) or not content.strip():
         raise ExtractionError("LLM fact has no content")
+    content = " ".join(cleaned(content).split())  # no NUL, control or lone surrogate
+    if not content:
+        log.debug("dropping an LLM fact with nothing but unusable characters")
+        return None
     category = item.get("category")
     category = category.strip().lower() if isinstance(category, str) else None
     if category not in CATEGORIES:
         log.debug("dropping an LLM fact of unknown category %r", item.get("category"))
         return None
     return Fact(
-        content=" ".join(content.split()),
+        content=content,
         category=category,
         importance=_importance(item.get("importance")),
         entities=_entities(item.get("entities")),
@@ -391,8 +404,9 @@ def _entities(value: Any) -> list[str]:
     if not isinstance(value, list):
         raise ExtractionError("LLM fact entities is not a list")
     found = [
-        str(e).strip()
+        cleaned(str(e)).strip()
         for e in value
-        if isinstance(e, (str, int, float)) and not isinstance(e, bool) and str(e).strip()
+        if isinstance(e, (str, int, float)) and not isinstance(e, bool)
     ]
+    found = [e for e in found if e]
     return list(dict.fromkeys(found))

@@ -37,6 +37,7 @@ from memory_core.errors import BrainError, Forbidden, InvalidArgument
 from memory_core.forget import files, rows
 from memory_core.settings import Settings
 from memory_core.traces.model import check_scope
+from memory_core.traces.store import tags_rewritten
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,8 @@ def forget_scope_id(
 ) -> Forgotten:
     """Remove everything of ``scope_id`` (of ``scope`` only, when given) for good.
 
-    An identity pinned to scope ids may forget only its own.  Forgetting again what
+    An identity confined to scope ids may forget only its own (one that named the
+    scopes it acts for, only in those scopes).  Forgetting again what
     is already forgotten removes nothing and erases the freed bytes again.
     """
     within = acting(identity, DELETE).within
@@ -73,8 +75,10 @@ def forget_scope_id(
         raise InvalidArgument("scope_id: required")
     if scope is not None:
         check_scope(scope)
-    if within is not None and scope_id not in within:
-        raise Forbidden(f"may forget only scope ids {', '.join(sorted(within))}")
+    if within is not None and within.scopes is not None and scope is None:
+        raise Forbidden(f"{identity.name} acts for named scopes: name the scope to forget")
+    if within is not None and not within.admits(scope, scope_id):
+        raise Forbidden(f"{identity.name} may forget only {within.describe()}")
     holder = f"forget_{uuid.uuid4().hex[:12]}"
     _hold_pass_lease(brain, holder, settings.dream_lease_ttl_s)
     try:
@@ -110,6 +114,7 @@ def _forget(brain: Brain, settings: Settings, scope_id: str, scope: str | None) 
         rows.redact_pass_reports(conn, traces | proposals)
         rows.scrub_merge_state(conn, traces | proposals)
         rows.restart_vector_log(conn)
+        tags_rewritten(conn)  # what has read the brain's tags reads them again, without these
         rows.optimize_index(conn)
         if brain.dialect == "sqlite":
             conn.exec_driver_sql("PRAGMA secure_delete = OFF")

@@ -1,6 +1,7 @@
 """The inbox: turns as posted, kept durably until they are ingested.
 
 :mod:`.turns` checks and writes posted turns and tracks their status;
+:mod:`.order` picks the pending turns a job ingests, in conversation order;
 :mod:`.group_commit` lets concurrent posts share one commit.
 """
 
@@ -12,6 +13,7 @@ from memory_core.inbox.turns import (
     accept_turn,
     accept_turns,
     check_turn,
+    due_again,
     parse_timestamp,
     record_failure,
     stale_pending,
@@ -26,6 +28,7 @@ __all__ = [
     "accept_turn",
     "accept_turns",
     "check_turn",
+    "due_again",
     "parse_timestamp",
     "record_failure",
     "stale_pending",

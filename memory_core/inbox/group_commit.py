@@ -7,7 +7,9 @@ the disk, not the server, the limit.  Callers hand their turn to a
 meanwhile in one transaction, hands the committed ids to ``on_commit`` (the
 API enqueues one ingest job for the batch), then answers every caller.  An
 idle batcher commits a lone turn at once: batching adds no waiting, it only
-collects what arrived while the previous commit was on disk.
+collects what arrived while the previous commit was on disk.  A batch whose
+commit fails is committed again turn by turn, so that a turn that cannot be
+written fails its own request alone and every other turn is kept.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ class TurnBatcher:
         self._queue.put((turn, future))
         return future.result()
 
+    @property
+    def waiting(self) -> int:
+        """Turns queued for the next commit."""
+        return self._queue.qsize()
+
     def close(self) -> None:
         self._queue.put(_STOP)
         self._thread.join(10)
@@ -70,18 +77,34 @@ class TurnBatcher:
             self._commit(batch)  # type: ignore[arg-type]
 
     def _commit(self, batch: list[tuple[Turn, Future[tuple[Accepted, bool]]]]) -> None:
+        turns = [turn for turn, _ in batch]
+        outcomes: list[Accepted | BaseException]
         try:
-            accepted = accept_turns(self._brain, [turn for turn, _ in batch], identity=SYSTEM)
-        except Exception as e:  # every waiting caller gets the error
-            for _, future in batch:
-                future.set_exception(e)
-            return
-        new = [a.turn_id for a in accepted if not a.duplicate]
+            outcomes = list(accept_turns(self._brain, turns, identity=SYSTEM))
+        except Exception as e:
+            if len(batch) == 1:
+                outcomes = [e]
+            else:  # one turn's failure must not be everyone's: each commits on its own
+                log.warning(
+                    "a group commit of %d turns failed (%s); committing each alone", len(batch), e
+                )
+                outcomes = [self._alone(turn) for turn in turns]
+        new = [a.turn_id for a in outcomes if isinstance(a, Accepted) and not a.duplicate]
         enqueued = False
         if new:
             try:
                 enqueued = self._on_commit(new)
             except Exception:  # the turns are durable; reconcile enqueues them later
                 log.exception("could not enqueue %d committed turns", len(new))
-        for (_, future), result in zip(batch, accepted, strict=True):
-            future.set_result((result, enqueued and not result.duplicate))
+        for (_, future), outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, Accepted):
+                future.set_result((outcome, enqueued and not outcome.duplicate))
+            else:
+                future.set_exception(outcome)
+
+    def _alone(self, turn: Turn) -> Accepted | BaseException:
+        """One turn committed in a transaction of its own, or what it failed with."""
+        try:
+            return accept_turns(self._brain, [turn], identity=SYSTEM)[0]
+        except Exception as e:
+            return e

@@ -5,7 +5,8 @@ any others posted meanwhile (:mod:`memory_core.inbox.group_commit`), before
 the API answers: a turn accepted is a turn kept.  Ingestion
 (:mod:`memory_core.ingest`) later turns each row into traces and marks it
 done; a row still pending after a while is found again by reconcile
-(:func:`stale_pending`), and a row that keeps failing is marked failed.
+(:func:`stale_pending`), and a row that keeps failing is marked failed -- and tried
+again, alone, a few times after a growing back-off (:func:`due_again`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from memory_core.auth import WRITE, Identity, acting
 from memory_core.brain.db import Brain
 from memory_core.errors import Forbidden, InvalidArgument, NotFound
 from memory_core.timeref import parse_time
-from memory_core.traces.model import check_scope, refuse_nul
+from memory_core.traces.model import check_scope
+from memory_core.wellformed import check_text, cleaned
 
 MAX_ID_LENGTH = 256
 
@@ -117,8 +119,9 @@ def check_turn(turn: Turn) -> Turn:
             raise InvalidArgument(f"{name}: must be 1 to {MAX_ID_LENGTH} characters")
     if not isinstance(turn.metadata, dict):
         raise InvalidArgument("metadata: must be an object")
-    for name in ("user", "assistant", "messages", "scope_id", "conversation_id"):
-        refuse_nul(getattr(turn, name), name)
+    for name in ("user", "assistant", "messages", "scope_id", "conversation_id", "metadata"):
+        check_text(getattr(turn, name), name)
+    check_text(turn.idempotency_key, "idempotency_key")
     return turn
 
 
@@ -128,10 +131,15 @@ class Accepted:
     duplicate: bool
 
 
-_FIND_KEY = text("SELECT id FROM inbox_turns WHERE idempotency_key = :k")
+# A key is the caller's own: it is looked up, and unique, within the turn's scope id.
+_FIND_KEY = text(
+    "SELECT id FROM inbox_turns WHERE scope = :scope AND scope_id = :scope_id "
+    "AND idempotency_key = :key"
+)
 _INSERT_TURN = text(
-    "INSERT INTO inbox_turns (id, idempotency_key, payload, status, attempts, "
-    "created_at, updated_at) VALUES (:id, :key, :payload, 'pending', 0, :now, :now)"
+    "INSERT INTO inbox_turns (id, scope, scope_id, idempotency_key, payload, status, "
+    "attempts, created_at, updated_at) "
+    "VALUES (:id, :scope, :scope_id, :key, :payload, 'pending', 0, :now, :now)"
 )
 
 
@@ -144,20 +152,22 @@ def accept_turns(
 ) -> list[Accepted]:
     """Write turns to the inbox in one transaction (one fsync), durably.
 
-    A turn whose idempotency key is already in the inbox -- or earlier in this
-    batch -- answers the first turn's id and writes nothing.
+    A turn whose idempotency key its tenant (scope and scope id) already used -- in
+    the inbox, or earlier in this batch -- answers that turn's id and writes nothing.
+    Another tenant's key is neither found nor shown: each tenant's keys are its own.
     """
     acting(identity, WRITE)
     for turn in turns:
         check_turn(turn)
-        if not identity.sees(turn.scope_id):
+        if not identity.sees(turn.scope_id, turn.scope):
             raise Forbidden(f"scope_id: {turn.scope_id!r} is not a scope id this caller may write")
     now = time.time() if now is None else now
     accepted: list[Accepted] = []
     with brain.transaction() as conn:
         for turn in turns:
+            whose = {"scope": turn.scope, "scope_id": turn.scope_id}
             if turn.idempotency_key is not None:
-                existing = conn.execute(_FIND_KEY, {"k": turn.idempotency_key}).scalar()
+                existing = conn.execute(_FIND_KEY, {**whose, "key": turn.idempotency_key}).scalar()
                 if existing is not None:
                     accepted.append(Accepted(str(existing), duplicate=True))
                     continue
@@ -165,6 +175,7 @@ def accept_turns(
             conn.execute(
                 _INSERT_TURN,
                 {
+                    **whose,
                     "id": turn_id,
                     "key": turn.idempotency_key,
                     "payload": json.dumps(turn.payload(), ensure_ascii=False),
@@ -192,19 +203,20 @@ def turn_status(brain: Brain, turn_id: str, *, identity: Identity) -> dict[str, 
         row = conn.execute(
             text(
                 "SELECT id, status, attempts, last_error, created_at, processed_at, "
-                "json_extract(payload, '$.scope_id') AS scope_id FROM inbox_turns WHERE id = :id"
+                "scope, scope_id FROM inbox_turns WHERE id = :id"
             ),
             {"id": turn_id},
         ).first()
-    if row is None or not identity.sees(row.scope_id):
+    if row is None or not identity.sees(row.scope_id, row.scope):
         raise NotFound(f"no turn {turn_id}")
     status = dict(row._mapping)
-    del status["scope_id"]
+    del status["scope"], status["scope_id"]
     return status
 
 
 def record_failure(brain: Brain, turn_ids: Sequence[str], error: str, *, max_attempts: int) -> None:
-    """Count a failed attempt; a turn past ``max_attempts`` is marked failed."""
+    """Count a failed attempt; a turn past ``max_attempts`` is marked failed (reconcile
+    tries it again later, :func:`due_again`)."""
     now = time.time()
     with brain.transaction() as conn:
         for turn_id in turn_ids:
@@ -214,8 +226,50 @@ def record_failure(brain: Brain, turn_ids: Sequence[str], error: str, *, max_att
                     "updated_at = :now, status = CASE WHEN attempts + 1 >= :max "
                     "THEN 'failed' ELSE status END WHERE id = :id AND status = 'pending'"
                 ),
-                {"err": error[:2000], "now": now, "max": max_attempts, "id": turn_id},
+                # The error may quote what could not be written: only storable text.
+                {"err": cleaned(error)[:2000], "now": now, "max": max_attempts, "id": turn_id},
             )
+
+
+def due_again(
+    brain: Brain,
+    *,
+    max_attempts: int,
+    tries: int,
+    after_s: float,
+    limit: int = 1_000,
+    now: float | None = None,
+) -> list[str]:
+    """Failed turns whose back-off has passed, made pending again (for reconcile).
+
+    A turn is failed after ``max_attempts``; it is then tried again up to ``tries``
+    times, one attempt each, the first ``after_s`` after it failed and each later one
+    after twice the wait before.  A turn that failed because of what else was
+    ingested with it, or of an endpoint or a bug since mended, is so not lost.
+    """
+    now = time.time() if now is None else now
+    with brain.transaction() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT id, attempts, updated_at FROM inbox_turns WHERE status = 'failed' "
+                "AND attempts < :most ORDER BY updated_at LIMIT :n"
+            ),
+            {"most": max_attempts + tries, "n": limit},
+        ).all()
+        due = [
+            r.id
+            for r in rows
+            if now - r.updated_at >= after_s * 2.0 ** max(r.attempts - max_attempts, 0)
+        ]
+        for turn_id in due:
+            conn.execute(
+                text(
+                    "UPDATE inbox_turns SET status = 'pending', updated_at = :now "
+                    "WHERE id = :id AND status = 'failed'"
+                ),
+                {"now": now, "id": turn_id},
+            )
+    return due
 
 
 def stale_pending(brain: Brain, *, older_than: float, limit: int = 10_000) -> list[str]:

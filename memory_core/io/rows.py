@@ -103,9 +103,10 @@ def record_from_row(row: Any, place: str) -> Record | None:
 
 
 def write_inbox(brain: Brain, result: ImportResult, rows: Iterable[Any]) -> None:
-    """Insert conversation turns the brain does not hold (by id or idempotency key)."""
-    cols = ", ".join(INBOX_COLUMNS)
-    marks = ", ".join(f":{c}" for c in INBOX_COLUMNS)
+    """Insert conversation turns the brain does not hold (by id, or by their tenant's
+    idempotency key).  Whose turn it is comes from its payload, as the export has it."""
+    cols = ", ".join((*INBOX_COLUMNS, "scope", "scope_id"))
+    marks = ", ".join(f":{c}" for c in (*INBOX_COLUMNS, "scope", "scope_id"))
     insert = text(f"INSERT INTO inbox_turns ({cols}) VALUES ({marks}) ON CONFLICT DO NOTHING")
     with brain.transaction() as conn:
         for i, row in enumerate(rows):
@@ -114,9 +115,18 @@ def write_inbox(brain: Brain, result: ImportResult, rows: Iterable[Any]) -> None
             ):
                 result.error(f"conversations[{i}]: needs id, payload, created_at, updated_at")
                 continue
+            try:
+                posted = json.loads(row["payload"])
+            except (TypeError, ValueError):
+                posted = None
+            if not isinstance(posted, dict):
+                result.error(f"conversations[{i}]: payload is not a JSON object")
+                continue
             values = {c: row.get(c) for c in INBOX_COLUMNS}
             values["status"] = values["status"] or "pending"
             values["attempts"] = values["attempts"] or 0
+            values["scope"] = str(posted.get("scope") or "")
+            values["scope_id"] = str(posted.get("scope_id") or "")
             result.conversations += conn.execute(insert, values).rowcount
 
 

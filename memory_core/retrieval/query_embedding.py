@@ -1,7 +1,8 @@
 """Query embeddings for search: one per process (its runtime's), cached and guarded.
 
 Agents repeat queries, so embeddings are cached.  An embedder that fails --
-whatever it raises -- is left alone for ``search_embed_retry_s``, and one
+whatever it raises, save for text it cannot take, which is the query's fault
+and pauses nothing -- is left alone for ``search_embed_retry_s``, and one
 that does not answer within ``search_embed_timeout_s`` is given up on for
 that search: either way the search goes on without its vector channel
 instead of failing or waiting.  Embedding runs on a small pool of its own,
@@ -21,8 +22,9 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_core.embedders.base import Embedder
-from memory_core.errors import ChannelUnavailable, ReverieError
+from memory_core.errors import ChannelUnavailable, InvalidArgument, ReverieError
 from memory_core.settings import Settings
+from memory_core.wellformed import check_text
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,7 @@ class QueryEmbedder:
 
         :class:`ChannelUnavailable` while paused after a failure.
         """
+        check_text(query, "query")  # bad text is the caller's fault, never the embedder's
         vector = self.cached(query)
         if vector is not None:
             return vector
@@ -96,6 +99,8 @@ class QueryEmbedder:
             vector = np.asarray(vectors, dtype=np.float32).reshape(-1)
             if vector.shape != (self.dim,) or not np.isfinite(vector).all():
                 raise ChannelUnavailable(f"embedder {self.name} returned an unusable vector")
+        except (InvalidArgument, UnicodeError) as e:  # the query's fault: no pause for anyone
+            raise ChannelUnavailable(f"embedder {self.name} cannot take this query: {e}") from e
         except ReverieError as e:
             log.warning("embedder %s failed on a query: %s", self.name, e)
             self._failed()

@@ -3,11 +3,11 @@ fused candidates (off unless ``REVERIE_RERANK_ENDPOINTS`` names one).
 
 The request is the Cohere-style one most rerank servers take (``{"model", "query",
 "documents", "top_n"}``, answered ``{"results": [{"index", "relevance_score"}]}``).
-Endpoints are tried in order within one deadline (``rerank_timeout_s``), each given
-an equal share of what is left; a slow, hung, failing or malformed one passes the
-search to the next, and when none answers the
-search keeps the fused order and says ``degraded: ["rerank"]``, as it does for the
-vector channel.  The reranked order is merged with the fused one by
+Endpoints are tried in order within one wall-clock deadline (``rerank_timeout_s``,
+:mod:`memory_core.deadline`), each given an equal share of what is left; a slow,
+hung, dripping, failing or malformed one passes the search to the next, and when
+none answers the search keeps the fused order and says ``degraded: ["rerank"]``, as
+it does for the vector channel.  The reranked order is merged with the fused one by
 ``rerank_weight``: each hit's final score is that share of its rerank score and the
 rest of its fused score, both scaled to the best of the candidates.
 """
@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from memory_core import deadline
 from memory_core.settings import RerankEndpoint, Settings
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ class Reranker:
         self.timeout_s = settings.rerank_timeout_s
         self.weight = settings.rerank_weight
         self.candidates = settings.rerank_candidates
-        self._client = client or httpx.Client()
+        self._client = client or deadline.client()
 
     def scores(self, query: str, documents: Sequence[str]) -> list[float] | None:
         """Each document's relevance to ``query`` by the first endpoint that answers in
@@ -61,7 +62,8 @@ class Reranker:
         if endpoint.model:
             body["model"] = endpoint.model
         headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
-        answer = self._client.post(endpoint.url, json=body, headers=headers, timeout=timeout)
+        with deadline.within(timeout):  # the whole answer, not each read
+            answer = self._client.post(endpoint.url, json=body, headers=headers, timeout=timeout)
         answer.raise_for_status()
         results = answer.json()["results"]
         scores: list[float | None] = [None] * len(documents)

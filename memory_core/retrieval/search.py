@@ -62,6 +62,7 @@ from memory_core.settings import Settings
 from memory_core.supersession.questions import asks_now
 from memory_core.traces import levels
 from memory_core.traces.model import Trace, check_scope, check_tags, check_type
+from memory_core.wellformed import check_text
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,7 @@ def search(
     within = acting(identity).within
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgument("query must be a non-empty string")
+    check_text(query, "query")  # before it is embedded: bad text is the caller's fault
     filters = Filters(
         type=check_type(type) if type is not None else None,
         scope=check_scope(scope) if scope is not None else None,

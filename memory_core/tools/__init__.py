@@ -26,6 +26,7 @@ from memory_core.errors import InvalidArgument, ReverieError
 from memory_core.jobs import Jobs
 from memory_core.tools import handlers, schemas
 from memory_core.tools.context import ToolContext, queue_reflect
+from memory_core.wellformed import check_text
 
 __all__ = [
     "TOOLS",
@@ -180,9 +181,11 @@ def validate_arguments(name: str, arguments: Any) -> dict[str, Any]:
 
 
 def check_arguments(validator: Any, arguments: Any) -> dict[str, Any]:
-    """Check ``arguments`` with a JSON Schema validator; InvalidArgument on the first error."""
+    """Check ``arguments`` with a JSON Schema validator, every text in them well-formed
+    (:func:`~memory_core.wellformed.check_text`); InvalidArgument on the first error."""
     if not isinstance(arguments, dict):
         raise InvalidArgument("arguments must be a JSON object")
+    check_text(arguments)  # before any of it is compared, stored, embedded or sent on
     error = next(iter(sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))), None)
     if error is not None:
         where = ".".join(str(p) for p in error.absolute_path)

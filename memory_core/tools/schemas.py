@@ -152,7 +152,7 @@ POST_TURN: dict[str, Any] = {
             "description": "When it happened: ISO 8601 or epoch seconds.",
         },
         "metadata": {"type": "object"},
-        "idempotency_key": {**_ID, "description": "A repeated key is accepted once."},
+        "idempotency_key": {**_ID, "description": "A key the tenant repeats is accepted once."},
     },
     "oneOf": [
         {

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from memory_core.brain.schema import SCOPES, TRACE_TYPES
 from memory_core.errors import InvalidArgument
 from memory_core.traces.stated import stated
+from memory_core.wellformed import check_text
 
 T = TypeVar("T")
 
@@ -199,20 +200,8 @@ def check_content(value: Any, name: str = "content") -> str:
 
 def refuse_nul(value: T, name: str) -> T:
     """``value`` (text, or a list or object holding text) unless some text in it holds
-    a NUL character: no person's words do, and a PostgreSQL brain cannot store one."""
-
-    def holds(v: Any) -> bool:
-        if isinstance(v, str):
-            return "\x00" in v
-        if isinstance(v, dict):
-            return any(holds(k) or holds(x) for k, x in v.items())
-        if isinstance(v, list | tuple):
-            return any(holds(x) for x in v)
-        return False
-
-    if holds(value):
-        raise InvalidArgument(f"{name}: text may not contain NUL (U+0000) characters")
-    return value
+    a NUL character or a lone surrogate (:func:`memory_core.wellformed.check_text`)."""
+    return check_text(value, name)
 
 
 def check_tags(value: Iterable[Any] | None) -> list[str]:
@@ -245,7 +234,7 @@ def check_new(item: NewTrace) -> NewTrace:
         raise InvalidArgument("importance must be a number from 0 to 1")
     if not isinstance(item.metadata, dict):
         raise InvalidArgument("metadata must be an object")
-    for name in ("scope_id", "id", "stream", "slot"):
+    for name in ("scope_id", "id", "stream", "slot", "metadata"):
         refuse_nul(getattr(item, name), name)
     if item.id is not None and not (isinstance(item.id, str) and item.id.strip()):
         raise InvalidArgument("id must be a non-empty string when given")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi_offline import FastAPIOffline
 from prometheus_client.registry import Collector
@@ -25,7 +25,7 @@ import memory_core as mc
 from memory_core.runtime import Runtime
 from reverie.api import console, dream_routes, errors, proposal_routes, routes, token_routes
 from reverie.api.auth import is_loopback, token_works
-from reverie.api.limits import BodyLimit
+from reverie.api.limits import BodyLimit, wellformed_url
 from reverie.api.mcp_http import mount as mount_mcp
 from reverie.api.schemas import document_refusals
 from reverie.api.site import SiteGuard
@@ -56,6 +56,7 @@ def create_app(
         title="Reverie",
         version="0.1.0",
         summary="Long-term memory for AI agents.",
+        dependencies=[Depends(wellformed_url)],
     )
     app.state.runtime = runtime
     app.state.settings = settings

@@ -1,12 +1,16 @@
-"""Refuse request bodies over the configured size with 413, before reading them all."""
+"""What every request must keep to: a body within the configured size (413 before it
+is all read), and well-formed text in its path and query string (422)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from fastapi import Request
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memory_core.wellformed import check_text
 
 
 class BodyTooLarge(HTTPException):
@@ -79,3 +83,12 @@ class BodyLimit:
             }
         )
         await send({"type": "http.response.body", "body": data})
+
+
+def wellformed_url(request: Request) -> None:
+    """Every path parameter and query string value of a request is well-formed text
+    (no NUL: a decoded ``%00``), by memory_core's one check; bodies are checked by
+    their models (:class:`reverie.api.models.Body`)."""
+    check_text(dict(request.path_params))
+    for key, value in request.query_params.multi_items():
+        check_text({key: value})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 from functools import partial
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -17,11 +17,13 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from typing_extensions import TypeAliasType
 
 from memory_core.brain.schema import NO_NUL, SOME_TEXT
 from memory_core.retrieval import tagexpr
 from memory_core.timeref import EPOCH_RANGE
 from memory_core.traces.model import MAX_TAG_LENGTH, MAX_TAGS
+from memory_core.wellformed import check_text
 from reverie.types import Scope, TraceType
 
 # Text that is not only white space (what memory_core refuses as empty), and any
@@ -30,6 +32,16 @@ Said = Annotated[str, Field(pattern=NO_NUL)]
 Id = Annotated[str, Field(min_length=1, max_length=256, pattern=SOME_TEXT)]
 Text = Annotated[str, Field(min_length=1, pattern=SOME_TEXT)]
 Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG_LENGTH, pattern=SOME_TEXT)]
+# Metadata: any JSON, no NUL in its text or keys at any depth (as the document says:
+# an object's keys must match the pattern, no other key is allowed).
+_NoNulKeys = Field(json_schema_extra={"additionalProperties": False})
+if TYPE_CHECKING:  # mypy follows no recursive TypeAliasType
+    Metadata = dict[str, Any]
+else:
+    _Object = Annotated[dict[Said, "Json"], _NoNulKeys]
+    # Union, not |: the forward references are strings until the alias is resolved.
+    Json = TypeAliasType("Json", Union[Said, int, float, bool, list["Json"], _Object, None])  # noqa: UP007
+    Metadata = Annotated[dict[Said, Json], _NoNulKeys]
 _ISO = TypeAdapter(datetime)
 
 
@@ -67,7 +79,15 @@ WhenQuery = Annotated[
 
 
 class Body(BaseModel):
+    """A request body: unknown fields refused, and every text in it, at any depth, well
+    formed (memory_core's one check; its InvalidArgument answers 422 naming the field)."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wellformed(cls, data: Any) -> Any:
+        return check_text(data)
 
 
 class MessageIn(Body):
@@ -95,7 +115,7 @@ class TurnIn(Body):
     timestamp: When | None = Field(
         None, description="When the exchange happened: ISO 8601 (naive is UTC) or epoch seconds."
     )
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     idempotency_key: Id | None = None
 
     @model_validator(mode="after")
@@ -153,7 +173,7 @@ class MemoryIn(Body):
     scope_id: Id | None = None
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
     importance: float = Field(0.5, ge=0.0, le=1.0, strict=True)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     timestamp: When | None = Field(
         None, description="When it happened: ISO 8601 (naive is UTC) or epoch seconds."
     )

@@ -89,6 +89,14 @@ class Metrics:
             registry=registry,
         )
         self.llm_tokens = counter("reverie_llm_tokens_total", "LLM tokens used by extraction.")
+        self.turn_failures = counter(
+            "reverie_turn_failures_total",
+            "Failed attempts to ingest one turn (the other turns of its job were kept).",
+        )
+        self.turns_retried = counter(
+            "reverie_turns_retried_total",
+            "Failed turns reconcile sent to ingest again, each alone, after a back-off.",
+        )
         self.embeddings_computed = counter(
             "reverie_embeddings_computed_total", "Trace vectors computed and stored."
         )
@@ -209,6 +217,7 @@ class Metrics:
                 self.llm_breaker_open.set(1 if breaker_open else 0)
         for lag in report.lag_seconds:
             self.ingest_lag.observe(lag)
+        self.turn_failures.inc(len(report.failed))
 
     def observe_dream(self, report: DreamReport) -> None:
         """Count one pass: its outcome and, for a pass that ran, its steps."""

@@ -104,6 +104,7 @@ class _Observer:
             self.stats["duplicates_skipped"] += report.duplicates_skipped
             for category, n in report.facts_by_category.items():
                 self.stats[f"facts_{category}"] += n
+            self.stats["turn_failures"] += len(report.failed)
             for extraction in report.extractions:
                 self.stats["llm_tokens"] += extraction.tokens
                 if getattr(extraction, "fell_back", False):
@@ -112,6 +113,12 @@ class _Observer:
                     self.stats["llm_skipped" if skipped else "llm_failures"] += 1
         if self.metrics is not None:
             self.metrics.observe_ingest(report)
+
+    def retried(self, turns: int) -> None:
+        with self._lock:
+            self.stats["turns_retried"] += turns
+        if self.metrics is not None:
+            self.metrics.turns_retried.inc(turns)
 
     def embed(self, stored: int) -> None:
         with self._lock:
@@ -149,11 +156,11 @@ def declare(broker: dramatiq.Broker, runtime: Runtime, metrics: Metrics | None) 
 
     def ingest_ids(turn_ids: list[str]) -> None:
         brain = runtime.brain
-        try:
+        try:  # a turn that fails alone is counted by the ingest, and the rest kept
             report = ingest.ingest_turns(
                 brain, turn_ids, runtime.extract, batch_extra=settings.ingest_batch
             )
-        except Exception as e:
+        except Exception as e:  # the brain failed the job as a whole
             log.warning("ingest of %d turn(s) failed: %s", len(turn_ids), e)
             inbox.record_failure(
                 brain, turn_ids, repr(e), max_attempts=settings.ingest_max_attempts
@@ -209,10 +216,12 @@ def declare(broker: dramatiq.Broker, runtime: Runtime, metrics: Metrics | None) 
     def reconcile_(limit: int = 10_000) -> None:
         plan = jobs.plan(runtime.brain, settings, runtime.embedder(), limit=limit)
         jobs.dispatch(plan, runtime.jobs.sender, settings.embed_batch_size)
-        if plan.turn_ids or plan.unembedded_ids:
+        observe.retried(len(plan.retried_ids))
+        if plan.turn_ids or plan.unembedded_ids or plan.retried_ids:
             log.info(
-                "reconcile: %d turns, %d traces to embed",
+                "reconcile: %d turns, %d failed turns tried again, %d traces to embed",
                 len(plan.turn_ids),
+                len(plan.retried_ids),
                 len(plan.unembedded_ids),
             )
 

@@ -125,3 +125,24 @@ def test_a_thread_id_never_opens_a_user_of_the_same_id(
         user = http.post("/v1/memories", json={"content": "Bob likes figs."}).json()
         assert (user["scope"], user["scope_id"]) == ("user", "bob")
     assert mc.get_trace(brain, same_ids["user"], identity=SYSTEM).content == ALICE
+
+
+def test_a_thread_id_never_opens_a_users_turns_of_the_same_id(
+    served: tuple[str, mc.Brain], workers: Process
+) -> None:
+    url, _ = served
+    turn = {"user": "My locker code is 4471.", "assistant": "Noted.", "scope": "user"}
+    turn |= {"scope_id": "alice"}
+    with httpx.Client(base_url=url, timeout=10) as http:
+        alices = http.post("/v1/turns", json=turn, headers={"X-Reverie-User": "alice"})
+        assert alices.status_code == 202, alices.text
+        turn_id = alices.json()["turn_id"]
+        assert http.get(f"/v1/turns/{turn_id}").status_code == 200  # the operator sees it
+        bob = {"X-Reverie-User": "bob", "X-Reverie-Thread": "alice"}
+        assert http.get(f"/v1/turns/{turn_id}", headers=bob).status_code == 404
+        as_user = http.post("/v1/turns", json=turn, headers=bob)
+        assert as_user.status_code == 403, as_user.text
+        in_thread = http.post("/v1/turns", json={**turn, "scope": "thread"}, headers=bob)
+        assert in_thread.status_code == 202, in_thread.text
+        mine = in_thread.json()["turn_id"]
+        assert http.get(f"/v1/turns/{mine}", headers=bob).status_code == 200

@@ -65,6 +65,32 @@ def test_same_idempotency_key_is_accepted_once(
     assert counts(api_settings)[0] == 1
 
 
+def test_an_idempotency_key_is_each_tenants_own(client: TestClient, workers: Process) -> None:
+    """Bob's key does not swallow Alice's turn, nor tell her Bob's turn id; a repeat of
+    one's own post still answers one's own turn."""
+
+    def post(scope_id: str, user: str) -> dict[str, Any]:
+        r = client.post(
+            "/v1/turns",
+            json={**TURN, "user": user, "scope_id": scope_id, "idempotency_key": "c-17/42"},
+        )
+        assert r.status_code == 202, r.text
+        return dict(r.json())
+
+    bob = post("bob", "Bob's turn: I keep bees.")
+    alice = post("alice", "Alice's turn: I grow basil.")
+    assert not bob["duplicate"] and not alice["duplicate"]
+    assert alice["turn_id"] != bob["turn_id"]
+    assert post("alice", "Alice's turn: I grow basil.") == {
+        "turn_id": alice["turn_id"], "duplicate": True, "enqueued": False
+    }  # fmt: skip
+    assert post("bob", "Bob again")["turn_id"] == bob["turn_id"]
+    workers.join()
+    for scope_id, said in (("alice", "basil"), ("bob", "bees")):
+        r = client.get("/v1/search", params={"q": said, "scope": "user", "scope_id": scope_id})
+        assert [h["scope_id"] for h in r.json()["results"]][:1] == [scope_id]
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

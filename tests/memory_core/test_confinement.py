@@ -144,3 +144,23 @@ def test_a_session_rechecks_its_token_within_its_period(brain: mc.Brain) -> None
     now[0] += 2.0
     with pytest.raises(mc.Unauthorized, match="has tokens"):
         opened.identity()
+
+
+def test_an_identity_acting_for_named_scopes_forgets_only_in_those(
+    brain: mc.Brain, settings: mc.Settings
+) -> None:
+    from memory_core.forget import forget_scope_id
+
+    user = mc.add_trace(brain, "Alice's locker code is 4471.", scope_id="alice", identity=SYSTEM)
+    thread = mc.add_trace(
+        brain, "The alice thread planned a sale.", scope="thread", scope_id="alice", identity=SYSTEM
+    )
+    bob = OPEN.acting_as({"user": "bob", "thread": "alice"})
+    for scope in (None, "user"):
+        with pytest.raises(mc.Forbidden):
+            forget_scope_id(brain, settings, "alice", scope=scope, identity=bob)
+    assert mc.get_trace(brain, user, identity=SYSTEM).content.startswith("Alice's")
+    assert forget_scope_id(brain, settings, "alice", scope="thread", identity=bob).traces == 1
+    with pytest.raises(mc.NotFound):
+        mc.get_trace(brain, thread, identity=SYSTEM)
+    assert mc.get_trace(brain, user, identity=SYSTEM).content.startswith("Alice's")

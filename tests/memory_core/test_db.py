@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -286,3 +287,56 @@ def test_a_brain_opened_with_other_settings_follows_its_own(settings: mc.Setting
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 1234
     with first.read() as conn:
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
+
+
+def test_idempotency_keys_become_each_tenants_own_on_upgrade(brain: mc.Brain) -> None:
+    """Turns written before keys were per tenant get their scope and scope id from their
+    payload, keep their order, and their keys no longer stand in another tenant's way."""
+    import json
+
+    from alembic import command
+
+    from memory_core import inbox
+    from memory_core.brain.db import _alembic_config
+
+    cfg = _alembic_config()
+
+    def migrate(step: Any, target: str) -> None:
+        with brain.engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            try:
+                step(cfg, target)
+            finally:
+                cfg.attributes.pop("connection", None)
+
+    migrate(command.downgrade, "0016")
+    old = [("t2", "bob", "c-17/42"), ("t1", "alice", "a-1"), ("t3", "bob", None)]
+    with brain.engine.begin() as conn:
+        for at, (turn_id, scope_id, key) in enumerate(old):
+            payload = {"user": f"{scope_id} said", "assistant": "ok", "scope": "user"}
+            conn.execute(
+                text(
+                    "INSERT INTO inbox_turns (id, idempotency_key, payload, status, attempts, "
+                    "created_at, updated_at) VALUES (:id, :key, :payload, 'done', 1, :at, :at)"
+                ),
+                {
+                    "id": turn_id,
+                    "key": key,
+                    "payload": json.dumps({**payload, "scope_id": scope_id}),
+                    "at": float(at),
+                },
+            )
+    migrate(command.upgrade, "head")
+    with brain.read() as conn:
+        rows = conn.execute(
+            text("SELECT id, scope, scope_id, idempotency_key FROM inbox_turns ORDER BY rowid")
+        ).all()
+    assert [tuple(r) for r in rows] == [
+        ("t2", "user", "bob", "c-17/42"),
+        ("t1", "user", "alice", "a-1"),
+        ("t3", "user", "bob", None),
+    ]
+    alice = inbox.Turn("Alice's own", "ok", "user", "alice", idempotency_key="c-17/42")
+    assert not inbox.accept_turn(brain, alice, identity=SYSTEM).duplicate
+    bob = inbox.Turn("Bob again", "ok", "user", "bob", idempotency_key="c-17/42")
+    assert inbox.accept_turn(brain, bob, identity=SYSTEM) == inbox.Accepted("t2", duplicate=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -73,3 +74,37 @@ def test_a_failing_enqueue_still_answers_with_the_committed_turn(brain: mc.Brain
         batcher.close()
     assert not enqueued
     assert inbox.turn_status(brain, accepted.turn_id, identity=SYSTEM)["status"] == "pending"
+
+
+def test_a_turn_that_fails_its_shared_commit_fails_alone(brain: mc.Brain) -> None:
+    """Metadata that cannot be written (here not JSON) breaks the batch's transaction;
+    the batch is then committed turn by turn: every other turn is kept and answered."""
+    busy, release = threading.Event(), threading.Event()
+
+    def on_commit(ids: list[str]) -> bool:
+        busy.set()  # the batcher is held here: every turn posted meanwhile waits
+        return release.wait(60)
+
+    batcher = TurnBatcher(brain, on_commit)
+    unwritable = inbox.Turn("poison", "ok", "user", "mallory", metadata={"x": {1, 2}})
+    try:
+        with ThreadPoolExecutor(21) as pool:
+            first = pool.submit(batcher.submit, turn(0))
+            assert busy.wait(30)
+            poisoned = pool.submit(batcher.submit, unwritable)
+            rest = [pool.submit(batcher.submit, turn(i)) for i in range(1, 20)]
+            deadline = time.monotonic() + 30
+            while batcher.waiting < 20:  # the next commit will take all twenty
+                assert time.monotonic() < deadline, "the turns never queued"
+                time.sleep(0.01)
+            release.set()
+            results = [f.result(timeout=60) for f in [first, *rest]]
+            with pytest.raises(TypeError):
+                poisoned.result(timeout=60)
+    finally:
+        release.set()
+        batcher.close()
+    assert len({accepted.turn_id for accepted, _ in results}) == 20
+    assert all(enqueued for _, enqueued in results)
+    with brain.read() as conn:
+        assert conn.execute(text("SELECT count(*) FROM inbox_turns")).scalar() == 20

@@ -46,6 +46,8 @@ REVERIE_FAMILIES = {
     "reverie_llm_tokens",
     "reverie_embeddings_computed",
     "reverie_ingest_lag_seconds",
+    "reverie_turn_failures",
+    "reverie_turns_retried",
     # brain gauges
     "reverie_brain_up",
     "reverie_traces",
