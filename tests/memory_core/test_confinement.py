@@ -164,3 +164,19 @@ def test_an_identity_acting_for_named_scopes_forgets_only_in_those(
     with pytest.raises(mc.NotFound):
         mc.get_trace(brain, thread, identity=SYSTEM)
     assert mc.get_trace(brain, user, identity=SYSTEM).content.startswith("Alice's")
+
+
+def test_a_forgotten_users_tags_leave_what_regexes_match_against(
+    brain: mc.Brain, settings: mc.Settings
+) -> None:
+    from memory_core.forget import forget_scope_id
+    from memory_core.retrieval.tagvocab import TagVocabulary
+
+    mc.add_trace(brain, "A note.", scope_id="zed", tags=["zed-diagnosis"], identity=SYSTEM)
+    mc.add_trace(brain, "Another.", scope_id="amy", tags=["amy-diagnosis"], identity=SYSTEM)
+    vocabulary = brain.state(TagVocabulary)
+    with brain.read() as conn:
+        assert vocabulary.matching(conn, None, "diagnosis") == ["amy-diagnosis", "zed-diagnosis"]
+    forget_scope_id(brain, settings, "zed", identity=SYSTEM)
+    with brain.read() as conn:
+        assert vocabulary.matching(conn, None, "diagnosis") == ["amy-diagnosis"]
