@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sqlalchemy import make_url
 
-from memory_core.brain.db import drop_pg_database
+from memory_core.brain.postgresql import drop_pg_database
 
 
 def server(value: str) -> str:

@@ -26,7 +26,8 @@ from typing import Any, Protocol
 from sqlalchemy import Connection, text
 
 from memory_core import supersession
-from memory_core.brain.db import Brain, raw_cursor, unavailable
+from memory_core.brain.db import Brain, raw_cursor
+from memory_core.brain.failures import unavailable
 from memory_core.episodes import fact_trace, turn_stream, turn_text
 from memory_core.extraction import offline_extract
 from memory_core.extraction.base import Extraction

@@ -73,7 +73,7 @@ def pg_database(name: str) -> Iterator[str]:
     import os
     import uuid
 
-    from memory_core.brain.db import drop_pg_database
+    from memory_core.brain.postgresql import drop_pg_database
 
     template = _pg_template()
     if template is None:

@@ -40,16 +40,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
-from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
+from sqlalchemy.exc import ArgumentError
 
+from memory_core.brain.failures import wrap_errors
 from memory_core.brain.health import WriteHealth, after_write
-from memory_core.errors import (
-    BrainError,
-    BrainNotFound,
-    BrainUnavailable,
-    BrainUnwritable,
-    ConfigError,
-)
+from memory_core.brain.postgresql import WRITE_LOCK, PgCursor, ensure_database, make_engine
+from memory_core.errors import BrainError, BrainNotFound, ConfigError
 from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -128,13 +124,13 @@ class Brain:
                 yield outer
             return
         try:
-            with _wrap_db_errors(self.shown), self._write_lock, self.engine.connect() as conn:
+            with wrap_errors(self.shown), self._write_lock, self.engine.connect() as conn:
                 conn.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
                 self._local.conn = conn
                 try:
                     with conn.begin():
                         if self.path is None:
-                            conn.exec_driver_sql(_PG_WRITE_LOCK)
+                            conn.exec_driver_sql(WRITE_LOCK)
                         yield conn
                 finally:
                     self._local.conn = None
@@ -148,7 +144,7 @@ class Brain:
         """The driver's own connection (a SQLite one autocommits), in this process's
         writers' turn unless ``take_turn`` is False: for what runs outside a transaction
         (SQLite's VACUUM and checkpoints) or must not wait (the write probe)."""
-        with _wrap_db_errors(self.shown), self._write_lock if take_turn else nullcontext():
+        with wrap_errors(self.shown), self._write_lock if take_turn else nullcontext():
             raw = self.engine.raw_connection()
             try:
                 yield raw.driver_connection
@@ -173,7 +169,7 @@ class Brain:
         if outer is not None:
             yield outer
             return
-        with _wrap_db_errors(self.shown), self.engine.connect() as conn:
+        with wrap_errors(self.shown), self.engine.connect() as conn:
             if self.path is None:
                 conn.execution_options(isolation_level="REPEATABLE READ")
             yield conn
@@ -190,55 +186,6 @@ class Brain:
             p = Path(str(self.path) + suffix)
             sizes[name] = p.stat().st_size if p.exists() else 0
         return sizes
-
-
-# Every writer of a PostgreSQL brain holds this lock until its transaction ends.
-PG_WRITE_LOCK_KEY = 0x5245564552494531  # "REVERIE1"
-_PG_WRITE_LOCK = f"SELECT pg_advisory_xact_lock({PG_WRITE_LOCK_KEY})"
-
-
-@contextmanager
-def _wrap_db_errors(where: Path | str) -> Iterator[None]:
-    try:
-        yield
-    except OperationalError as e:
-        raise brain_error(f"brain {where}: {e.orig}", e.orig, e.connection_invalidated) from e
-    except DatabaseError as e:
-        raise brain_error(f"brain {where} is not usable: {e.orig}", e.orig) from e
-    except sqlite3.Error as e:  # begin_immediate's, and a driver connection's
-        raise brain_error(f"brain {where}: {e}", e) from e
-    except Exception as e:
-        if not type(e).__module__.startswith("psycopg"):
-            raise
-        raise brain_error(f"brain {where}: {e}", e) from e  # a driver connection's
-
-
-# SQLite's errors (by name) and PostgreSQL's (by SQLSTATE, or its class) that say the
-# brain refuses writes: a full disk, a read-only file or database, failing storage.
-_UNWRITABLE_SQLITE = ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN")
-_UNWRITABLE_PG = ("53", "58", "25006")
-# PostgreSQL's that say the connection is gone or the server is going: try again later.
-_UNAVAILABLE_PG = ("08", "57P")
-
-
-def brain_error(message: str, cause: Any, invalidated: bool = False) -> BrainError:
-    """The :class:`BrainError` a driver's error means: unwritable, unavailable, or other."""
-    name = str(getattr(cause, "sqlite_errorname", "") or "")
-    state = str(getattr(cause, "sqlstate", "") or "")
-    if name.startswith(_UNWRITABLE_SQLITE) or (state and state.startswith(_UNWRITABLE_PG)):
-        return BrainUnwritable(message, full=name == "SQLITE_FULL" or state == "53100")
-    from_pg = type(cause).__module__.startswith("psycopg")
-    lost = from_pg and type(cause).__name__ == "OperationalError" and not state
-    if invalidated or lost or (state and state.startswith(_UNAVAILABLE_PG)):
-        return BrainUnavailable(message)
-    return BrainError(message)
-
-
-def unavailable(error: BaseException) -> bool:
-    """Whether ``error`` says the brain could not be used at all (locked, unreachable,
-    gone), rather than refusing what was written: no write's own fault."""
-    cause = error.__cause__ if isinstance(error, BrainError) else error
-    return isinstance(cause, OperationalError | sqlite3.OperationalError)
 
 
 def _sqlite_path(url: str) -> Path | None:
@@ -268,7 +215,7 @@ def _sqlite_path(url: str) -> Path | None:
 
 def _make_engine(url: str, settings: Settings) -> Engine:
     if make_url(url).get_backend_name() == "postgresql":
-        return _make_pg_engine(url)
+        return make_engine(url)
     engine = create_engine(url, pool_size=8, max_overflow=32, pool_timeout=60)
     busy_ms = settings.sqlite_busy_timeout_ms
     synchronous = settings.sqlite_synchronous
@@ -308,19 +255,6 @@ _NUMBER = re.compile(r"^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$")
 def _number(value: Any) -> float | None:
     """SQLite's ``reverie_number(text)``: the text as a number, or NULL when it is none."""
     return float(value) if isinstance(value, str) and _NUMBER.match(value) else None
-
-
-def _make_pg_engine(url: str) -> Engine:
-    # READ COMMITTED, the server's default: a writer's statements after the
-    # advisory lock see every transaction committed before it.
-    return create_engine(
-        url,
-        pool_size=8,
-        max_overflow=32,
-        pool_timeout=60,
-        pool_pre_ping=True,
-        connect_args={"connect_timeout": 10, "application_name": "reverie"},
-    )
 
 
 def begin_immediate(dbapi_conn: Any, timeout_ms: int) -> None:
@@ -372,45 +306,6 @@ def raw_cursor(conn: Connection) -> Iterator[Any]:
         cursor.close()
 
 
-_NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
-
-
-@cache
-def pg_paramstyle(sql: str) -> str:
-    """``sql`` with SQLite's ``?`` and ``:name`` parameters in psycopg's style."""
-    sql = sql.replace("%", "%%")
-    sql = _NAMED.sub(r"%(\1)s", sql)
-    return sql.replace("?", "%s")
-
-
-class PgCursor:
-    """A psycopg cursor that takes statements in SQLite's parameter style."""
-
-    def __init__(self, cursor: Any) -> None:
-        self._cursor = cursor
-
-    def execute(self, sql: str, params: Any = ()) -> PgCursor:
-        self._cursor.execute(pg_paramstyle(sql), params if params else None)
-        return self
-
-    def executemany(self, sql: str, params: Any) -> PgCursor:
-        self._cursor.executemany(pg_paramstyle(sql), params)
-        return self
-
-    def fetchone(self) -> Any:
-        return self._cursor.fetchone() if self._cursor.description is not None else None
-
-    def fetchall(self) -> list[Any]:
-        # As sqlite3's: a statement without rows (an UPDATE) reads as no rows.
-        return list(self._cursor.fetchall()) if self._cursor.description is not None else []
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.fetchall())
-
-    def __getattr__(self, name: str) -> Any:  # description, rowcount, close ...
-        return getattr(self._cursor, name)
-
-
 def read_meta(conn: Connection, key: str) -> str | None:
     """A value of the brain's own key-value table (``brain_meta``), or None."""
     value = conn.execute(text("SELECT value FROM brain_meta WHERE key = :k"), {"k": key}).scalar()
@@ -440,7 +335,7 @@ def open_brain(settings: Settings, *, url: str | None = None, create: bool = Tru
     url = url or settings.brain_url
     path = _sqlite_path(url)
     if path is None:
-        _ensure_pg_database(url, create=create)
+        ensure_database(url, create=create)
     elif not path.exists():
         if not create:
             raise BrainNotFound(f"no brain at {path}")
@@ -457,52 +352,6 @@ def open_brain(settings: Settings, *, url: str | None = None, create: bool = Tru
         engine.dispose()
         raise
     return Brain(url, engine, path, brain_id, settings)
-
-
-def _ensure_pg_database(url: str, *, create: bool) -> None:
-    """Make the database a PostgreSQL URL names when it is missing (with ``create``)."""
-    import psycopg
-    from psycopg import sql
-
-    parsed = make_url(url)
-    shown = parsed.render_as_string(hide_password=True)
-    try:
-        with psycopg.connect(_libpq_uri(url), connect_timeout=10):
-            return
-    except psycopg.OperationalError as e:
-        if "does not exist" not in str(e):
-            raise brain_error(f"brain {shown}: {e}", e) from e
-    if not create:
-        raise BrainNotFound(f"no brain at {shown}: the database does not exist")
-    try:
-        with psycopg.connect(_libpq_uri(url, "postgres"), autocommit=True) as admin:
-            admin.execute(
-                sql.SQL("CREATE DATABASE {}").format(sql.Identifier(str(parsed.database)))
-            )
-    except psycopg.errors.DuplicateDatabase:
-        pass  # another process made it first
-    except psycopg.Error as e:
-        raise BrainError(f"cannot create the database of {shown}: {e}") from e
-
-
-def drop_pg_database(url: str) -> None:
-    """Drop the PostgreSQL database ``url`` names, closing its other sessions first."""
-    import psycopg
-    from psycopg import sql
-
-    name = str(make_url(url).database)
-    with psycopg.connect(_libpq_uri(url, "postgres"), autocommit=True) as admin:
-        admin.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
-
-
-def _libpq_uri(url: str, database: str | None = None) -> str:
-    """The SQLAlchemy URL as libpq's (optionally naming another database)."""
-    parsed = make_url(url).set(drivername="postgresql")
-    if database is not None:
-        parsed = parsed.set(database=database)
-    return parsed.render_as_string(hide_password=False)
 
 
 def _refuse_foreign(path: Path) -> None:
@@ -566,11 +415,11 @@ def migrate(engine: Engine, where: Path | str) -> str:
     """
     from alembic import command
 
-    with _wrap_db_errors(where), engine.connect() as conn:
+    with wrap_errors(where), engine.connect() as conn:
         conn.execution_options(**{_BEGIN_OPTION: "IMMEDIATE"})
         with conn.begin():
             if conn.dialect.name == "postgresql":
-                conn.exec_driver_sql(_PG_WRITE_LOCK)
+                conn.exec_driver_sql(WRITE_LOCK)
             rev = current_revision(conn)
             if rev is None and tables(conn):
                 kind = "a SQLite file" if conn.dialect.name == "sqlite" else "a database"

@@ -23,7 +23,9 @@ from reverie.compose import Process, embedded
 from reverie.compose import app as api_app
 from tests.conftest import LOCAL, _pg_admin
 
-DISK_BYTES = 6 * 1024 * 1024
+# Room for the brain, its write-ahead log at its checkpoint size (4 MB) and the
+# checkpoint's copy into the brain file, with some to spare before it is filled.
+DISK_BYTES = 16 * 1024 * 1024
 
 
 @pytest.fixture
@@ -57,13 +59,13 @@ def _add(client: TestClient, k: int) -> Any:
     )
 
 
-def _fill(disk: Path) -> Path:
-    filler = disk / "filler"
-    with filler.open("wb") as fh:
+def _fill(filler: Path) -> Path:
+    """Fill the disk by growing ``filler`` (made before, while there was room), unbuffered:
+    a buffered file would fail once more, closing, on what it still held."""
+    with filler.open("ab", buffering=0) as fh:
         try:
-            while True:
-                fh.write(b"\0" * 65536)
-                fh.flush()
+            while fh.write(b"\0" * 65536):
+                pass
         except OSError:
             pass
     return filler
@@ -83,13 +85,15 @@ def test_a_full_disk_fails_readiness_and_writes_come_back_once_a_little_room_is_
     settings = mc.load_settings(
         brain_url=f"sqlite:///{disk / 'brain.sqlite'}", data_dir=disk / "data", embedder="stub"
     )
+    filler = disk / "filler"
+    filler.touch()
     served, client = _serve(settings)
     try:
         with client:
             for k in range(40):
                 assert _add(client, k).status_code == 201
             served.join()
-            filler = _fill(disk)
+            _fill(filler)
             # The log's room already taken goes first; then a write fails.
             refused = next(
                 (r for k in range(500) if (r := _add(client, 100 + k)).status_code != 201), None

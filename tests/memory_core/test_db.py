@@ -159,7 +159,7 @@ def test_write_transactions_begin_immediate(brain: mc.Brain, tmp_path: Path) -> 
     if brain.dialect == "postgresql":  # nor, on any host, take the writers' lock
         import psycopg
 
-        from memory_core.brain.db import PG_WRITE_LOCK_KEY
+        from memory_core.brain.postgresql import PG_WRITE_LOCK_KEY
 
         url = make_url(brain.url)
         with psycopg.connect(

@@ -26,7 +26,7 @@ from sqlalchemy import text
 import memory_core as mc
 from memory_core import inbox, jobs
 from memory_core.auth import SYSTEM
-from memory_core.brain.db import PG_WRITE_LOCK_KEY
+from memory_core.brain.postgresql import PG_WRITE_LOCK_KEY
 from reverie.compose import WORKER_BROKER, Process, process
 
 pytestmark = pytest.mark.slow
