@@ -18,6 +18,10 @@ common written form of that date.
 
     python -m bench.extraction [--files dev,heldout] [--json OUT] [--show N]
 
+``dev2`` and ``heldout2`` are a second pair, written later and apart from the first,
+whose facts also say their attribute and whether the user asked for them to be kept
+(``protect``); ``heldout2`` is measured only once a method is settled.
+
 Targets (offline extractor): recall >= 0.8, precision >= 0.9, no relative time.
 """
 

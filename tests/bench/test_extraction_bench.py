@@ -42,10 +42,21 @@ def test_recall_precision_and_relative_times_are_counted_per_fact() -> None:
     assert result["relative_times_left"] == 1
 
 
+ATTRIBUTES = set(
+    "identity work education residence relationship family pet health medication habit likes plan "
+    "vehicle event other".split()
+)
+
+
 def test_the_labelled_sets_are_well_formed() -> None:
-    for name in ("dev", "heldout"):
-        turns = load(name)
+    sets = {name: load(name) for name in ("dev", "heldout", "dev2", "heldout2")}
+    for name, turns in sets.items():
         assert len(turns) >= 50
         for turn in turns:
             for fact in turn["facts"]:
                 assert matches(fact["text"], fact["keys"]), (turn["id"], fact["text"])
+                if name.endswith("2"):  # the second sets say each fact's attribute too
+                    assert fact["attribute"] in ATTRIBUTES, (turn["id"], fact["attribute"])
+                    assert isinstance(fact["protect"], bool), (turn["id"], fact["text"])
+    ids = [turn["id"] for name in ("dev2", "heldout2") for turn in sets[name]]
+    assert len(ids) == len(set(ids))
