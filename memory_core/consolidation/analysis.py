@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from rapidfuzz.distance import OSA
 
+from memory_core import language
 from memory_core.consolidation.lexicon import (
     AMBIGUOUS_MONTHS,
     FILLER,
@@ -31,7 +32,6 @@ from memory_core.consolidation.lexicon import (
 from memory_core.textutil import stem
 
 _TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm|k)?|[$€£%]")
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ SPEAKER_LABEL = re.compile(r"^(?:[A-Z][\w'-]*(?: [A-Z][\w'-]*)?: )+", re.MULTILI
 
 def _tokens(text: str) -> list[_Token]:
     out: list[_Token] = []
-    for sentence in SENTENCE.split(SPEAKER_LABEL.sub("", text)):
+    for sentence in language.sentences(SPEAKER_LABEL.sub("", text)):
         raw = _TOKEN.findall(sentence.replace("’", "'"))
         for k, tok in enumerate(raw):
             low = tok.lower()

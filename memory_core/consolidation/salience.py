@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from memory_core import language
 from memory_core.consolidation.analysis import SPEAKER_LABEL
 from memory_core.consolidation.lexicon import FILLER, MONTHS, ROLES
 
@@ -282,11 +283,12 @@ def sentences(text: str) -> list[str]:
     """A turn's sentences without the speakers' labels ("User: Gina: Thanks!" says
     "Thanks!"), a shared photo's caption one of its own; the whole text when it has none."""
     bare = SPEAKER_LABEL.sub("", _SPEAKER.sub("", text))
-    found = [s.strip() for s in _SENTENCE.split(bare) if s and s.strip(" .")]
+    found = [s for s in language.sentences(_PHOTO.sub("\n", bare)) if s.strip(" .")]
     return found or [bare.strip()]
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|\s*\[shares a photo:\s*|\]")
+# A shared photo's caption ("[shares a photo: a dog on a beach]") stands apart.
+_PHOTO = re.compile(r"\s*\[shares a photo:\s*|\]")
 # The speaker as the subject or owner: "I ...", "my ...".
 _SELF = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|mine|me|myself)\b")
 # What a speaker says of themselves only to be sociable.

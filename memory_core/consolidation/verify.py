@@ -32,8 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from memory_core import language
 from memory_core.consolidation.analysis import (
-    SENTENCE,
     Analysis,
     analyse,
     fuzzy_names,
@@ -180,7 +180,7 @@ def _list(values: Sequence[str] | set[str] | frozenset[str] | Counter[str]) -> s
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in SENTENCE.split(text.strip()) if s.strip()]
+    return language.sentences(text)
 
 
 def lost_words(source: str, result: str) -> set[str]:

@@ -7,7 +7,7 @@ says is not a fact about the user (the user's own "you're right that I'm a Mac
 person" is).  Each statement of the user becomes one fact, prefixed ``User: ``:
 
 * sentences are split without cutting "Dr. Okafor" or "Ursula K. Le Guin"
-  (:mod:`~memory_core.extraction.sentences`);
+  (:mod:`~memory_core.language.sentences`);
 * questions, requests, hypotheticals, greetings and filler are dropped, what
   only makes sense after the statement before it joins it (a verbless fragment,
   "I'd been on 50 mg since March", "Flight's at 7:15 out of Newark"), and a
@@ -37,7 +37,7 @@ from memory_core.extraction.discourse import (
     statement,
 )
 from memory_core.extraction.english import KIN_AND_ROLES, WEEKDAYS, is_past, starts_with_verb
-from memory_core.extraction.sentences import split_sentences
+from memory_core.language import sentences
 from memory_core.textutil import STOPWORDS
 
 
@@ -249,7 +249,7 @@ def _statements(text: str, today: date | None) -> list[_Statement]:
     history: list[str] = []
     joinable = False  # the last sentence was a kept statement a fragment may continue
     month: tuple[int, int] | None = None  # the month named last, for "on the 9th"
-    for sentence in split_sentences(text.replace("\u2019", "'")):
+    for sentence in sentences(text.replace("\u2019", "'")):
         said = statement(sentence)
         if said is None:
             history.append(sentence)

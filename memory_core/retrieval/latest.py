@@ -36,11 +36,11 @@ import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from memory_core.embeddings import from_blob
+from memory_core.language import first_sentence
 from memory_core.retrieval import dense, ranking
 from memory_core.supersession.questions import attribute_asked, subject_asked
 from memory_core.supersession.slots import (
     USER,
-    first_sentence,
     persons_named,
     speaker_subject,
     subjects_named,

@@ -22,6 +22,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from memory_core.language import sentences
 from memory_core.textutil import STOPWORDS
 
 USER = "user"
@@ -236,7 +237,6 @@ ATTRIBUTES: tuple[Attribute, ...] = (
 
 _EARLY = 12  # characters into a sentence that its subject is named by
 _WITH_ME = re.compile(r"(?i:me|i) and \S|(?:[A-Z][a-zé]+)? and (?:I|me)\b")
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
 
 def subjects_named(
@@ -282,12 +282,6 @@ def subjects_named(
         ):
             return low
     return speaker_subject(speaker)
-
-
-def first_sentence(text: str) -> str:
-    """The first sentence of ``text`` (all of it when it has no sentence)."""
-    found = _SENTENCE.match(text)
-    return found.group(0).strip() if found else text
 
 
 def persons_named(text: str) -> set[str]:
@@ -336,17 +330,17 @@ def slot_stated(
     text: str, known: Collection[str] = (), speaker: str | None = None
 ) -> tuple[str, str] | None:
     """The first slot ``text`` states a value of, and the sentence that states it."""
-    for sentence in _SENTENCE.findall(text):
+    for sentence in sentences(text):
         slot = slot_of(sentence, known, speaker)
         if slot is not None:
-            return slot, sentence.strip()
+            return slot, sentence
     return None
 
 
 def slots_of(text: str, known: Collection[str] = (), speaker: str | None = None) -> list[str]:
     """The slots of each statement of ``text``, in order, once each."""
     found: list[str] = []
-    for sentence in _SENTENCE.findall(text):
+    for sentence in sentences(text):
         slot = slot_of(sentence, known, speaker)
         if slot is not None and slot not in found:
             found.append(slot)

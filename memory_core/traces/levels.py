@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from memory_core import language
 from memory_core.textutil import content_words, stem, words
 from memory_core.traces.model import Trace
 
@@ -17,7 +18,6 @@ LEVELS = ("abstract", "outline", "full", "sources")
 # How long a line of a search hit, or of an outline, may run.
 LINE = 200
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 # A turn's paragraphs open with who spoke: "User: ", "User (Ana): ", "Assistant: ".
 _SPEAKER = re.compile(r"^(User|Assistant)( \([^)]*\))?: ")
 
@@ -31,7 +31,7 @@ def sentences(text: str) -> list[str]:
     """The sentences of a text, each paragraph apart (a turn's speakers never join)."""
     out: list[str] = []
     for paragraph in text.split("\n\n"):
-        out += [s for s in _SENTENCE_END.split(paragraph.strip()) if s]
+        out += language.sentences(paragraph)
     return out
 
 

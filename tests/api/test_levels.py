@@ -37,6 +37,17 @@ def test_a_search_hit_carries_its_abstract_and_the_passage_that_matched(
     assert tool["results"][0]["abstract"] == "Ana moved to Leeds in May."
 
 
+def test_an_abstract_is_its_first_sentence_whole_whatever_its_abbreviations(
+    client: TestClient,
+) -> None:
+    trace = _add(client, "My GP is Dr. Okafor at St. Mary's. She is great.")
+    [hit] = client.get("/v1/search", params={"q": "who is my GP"}).json()["results"]
+    assert hit["id"] == trace
+    assert hit["abstract"] == "My GP is Dr. Okafor at St. Mary's."
+    read = client.get(f"/v1/memories/{trace}", params={"level": "abstract"}).json()
+    assert "My GP is Dr. Okafor at St. Mary's." in str(read)
+
+
 def test_a_long_sentence_is_cut_around_the_match() -> None:
     from memory_core.traces.levels import snippet
 

@@ -1,4 +1,7 @@
-"""Sentence splitting that keeps "Dr. Okafor", "Ursula K. Le Guin" and "7 a.m." whole.
+"""The one sentence splitter: it keeps "Dr. Okafor", "Ursula K. Le Guin" and "7 a.m." whole.
+
+Every reader of sentences asks :func:`sentences` (the offline extractor, the salience
+of a turn, the merge verifier, the statements of supersession, a memory's abstract).
 
 A regular expression cuts at every ``.``, ``!`` or ``?`` followed by a space,
 and at line breaks; that is right for most chat text and costs microseconds.
@@ -37,8 +40,9 @@ _TITLES = frozenset("dr mr mrs ms mx prof rev fr sr jr".split())
 _LOWER_ABBREVIATIONS = frozenset("etc vs approx incl esp est dept avg min max fig".split())
 
 
-def split_sentences(text: str, segment: Segment | None = None) -> list[str]:
-    """The sentences of ``text``, stripped; ``segment`` splits ambiguous runs (pysbd's)."""
+def sentences(text: str, segment: Segment | None = None) -> list[str]:
+    """The sentences of ``text``, stripped; a line break ends one too.  ``segment`` splits
+    the runs only an abbreviation list can judge (pysbd's, by default)."""
     pieces = [p.strip() for p in _PIECE.findall(text)]
     pieces = [p for p in pieces if p]
     sentences: list[str] = []
@@ -130,3 +134,9 @@ def _pysbd(text: str) -> list[str]:
 
     segmenter: Any = pysbd.Segmenter(language="en", clean=False)
     return list(segmenter.segment(text))
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (all of it, stripped, when it has none)."""
+    found = sentences(text)
+    return found[0] if found else text.strip()
