@@ -116,7 +116,7 @@ def _pg_admin(statement: str) -> None:
     import psycopg
 
     with psycopg.connect(
-        "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=5",
+        "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_timeout=30",
         autocommit=True,
     ) as admin:
         admin.execute(statement)  # type: ignore[arg-type]

@@ -334,24 +334,6 @@ def test_offline_extractor_is_deterministic() -> None:
         assert offline.extract(user, assistant) == OfflineExtractor().extract(user, assistant)
 
 
-def test_offline_extractor_takes_well_under_a_millisecond_per_turn() -> None:
-    user = (
-        "Hi! Yesterday I visited my sister Anna in Lisbon. I love the pastel de nata there. "
-        "I'm planning to move to Portugal in 2026. Actually, I meant 2027, not 2026. "
-        "Remind me to renew my passport."
-    )
-    assistant = (
-        "That sounds wonderful! Lisbon is the capital of Portugal and has about 545,000 "
-        "residents. I'll remind you about the passport. Is there anything else?"
-    )
-    runs = 500
-    started = time.perf_counter()
-    for _ in range(runs):
-        offline.extract(user, assistant)
-    per_turn = (time.perf_counter() - started) / runs
-    assert per_turn < 0.001, f"{per_turn * 1e6:.0f} us per turn"
-
-
 # --------------------------------------------------------- fake LLM endpoint
 
 API_KEY = "sk-test-SECRET-0123456789"
