@@ -20,6 +20,7 @@ from memctl.jobs import reconcile_now
 from memctl.state import state_of
 from memory_core import inbox
 from memory_core.auth import OPEN
+from memory_core.reasoners.host import CHILD_MARK
 
 
 def register(app: typer.Typer) -> None:
@@ -109,6 +110,12 @@ def _ready(command: list[str]) -> list[str]:
     return tools
 
 
+def _answering_reverie() -> bool:
+    """Whether this hook runs in a session the host reasoner started to answer Reverie:
+    its question is no session of the user's, to be given memories or posted."""
+    return bool(os.environ.get(CHILD_MARK))
+
+
 def session_start(
     ctx: typer.Context,
     user: User,
@@ -117,6 +124,8 @@ def session_start(
     """Print what is known of the user (a SessionStart hook's output opens the session)."""
     from memory_core.retrieval.context import known_of
 
+    if _answering_reverie():
+        return
     state = state_of(ctx)
     block = known_of(state.brain(create=True), user, identity=OPEN, budget_tokens=budget)
     if block:
@@ -200,6 +209,8 @@ def _json_object(raw: str, what: str) -> dict[str, Any]:
 
 def session_end(ctx: typer.Context, user: User) -> None:
     """Post a finished Claude Code session's turns (its hook input names the transcript)."""
+    if _answering_reverie():
+        return
     payload = _json_object(sys.stdin.read() or "{}", "the hook's input")
     session = str(payload.get("session_id") or "session")
     path = payload.get("transcript_path")
@@ -217,6 +228,8 @@ def codex_turn(
     payload: Annotated[str, typer.Argument(help="The turn, as Codex's notify passes it.")],
 ) -> None:
     """Post the turn Codex just finished (its notify program's JSON argument)."""
+    if _answering_reverie():
+        return
     event = _json_object(payload, "PAYLOAD")
     if event.get("type") != "agent-turn-complete":
         return
