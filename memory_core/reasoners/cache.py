@@ -84,12 +84,12 @@ def trim(conn: Connection, settings: Settings, now: float) -> int:
     ).rowcount
     if settings.judge_cache_max == 0:
         return int(gone + conn.execute(text("DELETE FROM judgement_cache")).rowcount)
-    gone += conn.execute(  # older than the newest max-th: the newest max are kept
+    gone += conn.execute(  # all but the newest max
         text(
-            "DELETE FROM judgement_cache WHERE created_at < (SELECT created_at FROM "
-            "judgement_cache ORDER BY created_at DESC LIMIT 1 OFFSET :n)"
+            "DELETE FROM judgement_cache WHERE key NOT IN (SELECT key FROM judgement_cache "
+            "ORDER BY created_at DESC, key LIMIT :n)"
         ),
-        {"n": settings.judge_cache_max - 1},
+        {"n": settings.judge_cache_max},
     ).rowcount
     return int(gone)
 
