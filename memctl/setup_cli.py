@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -50,6 +51,14 @@ def setup(
     check: Annotated[
         bool, typer.Option("--check/--no-check", help="End by asking the server for its tools.")
     ] = True,
+    reasoner: Annotated[
+        str | None,
+        typer.Option(
+            "--reasoner",
+            help="host: the server asks the host's own command line (claude -p, codex exec) "
+            "to read turns and judge its passes.",
+        ),
+    ] = None,
 ) -> None:
     """Write the host's MCP server entry and lifecycle hooks (merged, idempotent);
     --remove takes them out.  Ends with a readiness check that talks to the server."""
@@ -57,20 +66,25 @@ def setup(
     who = user or os.environ.get("USER") or "me"
     folder = (home or Path.home()).expanduser()
     brain_url = state.settings.brain_url
+    env = hosts.reasoner_env(host, reasoner) if host in hosts.HOSTS and not remove else {}
     if not remove:
         state.brain(create=True)  # the server it names must find a brain
-    wiring = hosts.apply(host, folder, brain_url, who, remove=remove)
+    wiring = hosts.apply(host, folder, brain_url, who, remove=remove, env=env)
     for note in wiring.notes:
         out.warn(note)
+    cli = env.get("REVERIE_HOST_CLI")
+    if cli and shutil.which(cli) is None:
+        out.warn(f"{cli} is not on PATH: until it is, the server reads turns offline")
     ready = None
     if check and not remove:
-        ready = _ready(hosts.memctl(brain_url, "mcp", "--user", who))
+        ready = _ready(hosts.memctl(brain_url, "mcp", "--user", who), env)
     files = [str(p) for p in wiring.files]
     done = {
         "host": host,
         "user": who,
         "removed": remove,
         "files": files,
+        "reasoner": env.get("REVERIE_REASONER"),
         "tools": ready,
     }
     if state.json:
@@ -82,14 +96,17 @@ def setup(
             out.console.print(f"ready: the server answers with {len(ready)} tools")
 
 
-def _ready(command: list[str]) -> list[str]:
-    """The tools the configured server lists, asked over MCP the way the host will."""
+def _ready(command: list[str], env: dict[str, str]) -> list[str]:
+    """The tools the configured server lists, asked over MCP the way the host will (with
+    the environment its entry gives it)."""
     import anyio
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     async def ask(errors: Any) -> list[str]:
-        params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+        params = StdioServerParameters(
+            command=command[0], args=command[1:], env={**os.environ, **env}
+        )
         with anyio.fail_after(60):
             async with (
                 stdio_client(params, errlog=errors) as (read, write),
