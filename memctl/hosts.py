@@ -17,6 +17,10 @@ entries out.
   it posts that turn.  Codex has no session-start hook; the server's instructions
   tell the agent to call ``memory_context``.  A ``notify`` of another program is
   left alone (Codex runs one), and setup says so.
+
+With ``--reasoner host`` the server's entry carries ``REVERIE_REASONER=host`` and the
+host's command line (``REVERIE_HOST_CLI``) in its environment: the turns the agent
+posts through it and the passes it runs are read and judged by the host's own login.
 """
 
 from __future__ import annotations
@@ -78,7 +82,26 @@ def _ours(group: Any) -> bool:
     )
 
 
-def claude_code(home: Path, brain_url: str, user: str, *, remove: bool) -> Wiring:
+# The command line each host is, for its server's host reasoner (REVERIE_HOST_CLI).
+HOST_CLIS = {"claude-code": "claude", "codex": "codex"}
+
+
+def reasoner_env(host: str, reasoner: str | None) -> dict[str, str]:
+    """What the server entry's environment says of its reasoner: with ``host``, the
+    host's own command line reads its turns and judges its passes."""
+    if reasoner is None:
+        return {}
+    if reasoner != "host":
+        raise mc.InvalidArgument(
+            f"--reasoner: host (the host's own command line) is the one setup wires; "
+            f"got {reasoner!r}"
+        )
+    return {"REVERIE_REASONER": "host", "REVERIE_HOST_CLI": HOST_CLIS[host]}
+
+
+def claude_code(
+    home: Path, brain_url: str, user: str, *, remove: bool, env: dict[str, str]
+) -> Wiring:
     wiring = Wiring()
     config_path = home / ".claude.json"
     config = _load_json(config_path)
@@ -86,7 +109,7 @@ def claude_code(home: Path, brain_url: str, user: str, *, remove: bool) -> Wirin
     servers.pop(SERVER, None)
     if not remove:
         [python, *args] = memctl(brain_url, "mcp", "--user", user)
-        servers[SERVER] = {"type": "stdio", "command": python, "args": args, "env": {}}
+        servers[SERVER] = {"type": "stdio", "command": python, "args": args, "env": dict(env)}
     if not servers:
         del config["mcpServers"]
     wiring.files[config_path] = _json_bytes(config)
@@ -109,7 +132,7 @@ def claude_code(home: Path, brain_url: str, user: str, *, remove: bool) -> Wirin
     return wiring
 
 
-def codex(home: Path, brain_url: str, user: str, *, remove: bool) -> Wiring:
+def codex(home: Path, brain_url: str, user: str, *, remove: bool, env: dict[str, str]) -> Wiring:
     wiring = Wiring()
     path = home / ".codex" / "config.toml"
     try:
@@ -127,6 +150,9 @@ def codex(home: Path, brain_url: str, user: str, *, remove: bool) -> Wiring:
         entry = tomlkit.table()
         entry["command"] = python
         entry["args"] = args
+        if env:
+            entry["env"] = tomlkit.inline_table()
+            entry["env"].update(env)
         servers[SERVER] = entry
     elif servers is not None and not servers:
         del doc["mcp_servers"]
@@ -154,14 +180,23 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def apply(host: str, home: Path, brain_url: str, user: str, *, remove: bool) -> Wiring:
-    """Write (or take out) ``host``'s wiring under ``home``; answers what was written."""
+def apply(
+    host: str,
+    home: Path,
+    brain_url: str,
+    user: str,
+    *,
+    remove: bool,
+    env: dict[str, str] | None = None,
+) -> Wiring:
+    """Write (or take out) ``host``'s wiring under ``home``, its server given ``env``;
+    answers what was written."""
     if host not in WIRINGS:
         raise mc.InvalidArgument(f"--host: one of {', '.join(HOSTS)}; got {host!r}")
     ledger_path = home / _LEDGER
     ledger = _load_json(ledger_path)
     kept: dict[str, Any] = ledger.get(host, {})
-    wiring = WIRINGS[host](home, brain_url, user, remove=remove)
+    wiring = WIRINGS[host](home, brain_url, user, remove=remove, env=env or {})
     if remove:
         for path in wiring.files:
             record = kept.get(str(path))

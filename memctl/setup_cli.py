@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +21,7 @@ from memctl.jobs import reconcile_now
 from memctl.state import state_of
 from memory_core import inbox
 from memory_core.auth import OPEN
+from memory_core.reasoners.host import CHILD_MARK
 
 
 def register(app: typer.Typer) -> None:
@@ -49,6 +51,14 @@ def setup(
     check: Annotated[
         bool, typer.Option("--check/--no-check", help="End by asking the server for its tools.")
     ] = True,
+    reasoner: Annotated[
+        str | None,
+        typer.Option(
+            "--reasoner",
+            help="host: the server asks the host's own command line (claude -p, codex exec) "
+            "to read turns and judge its passes.",
+        ),
+    ] = None,
 ) -> None:
     """Write the host's MCP server entry and lifecycle hooks (merged, idempotent);
     --remove takes them out.  Ends with a readiness check that talks to the server."""
@@ -56,20 +66,25 @@ def setup(
     who = user or os.environ.get("USER") or "me"
     folder = (home or Path.home()).expanduser()
     brain_url = state.settings.brain_url
+    env = hosts.reasoner_env(host, reasoner) if host in hosts.HOSTS and not remove else {}
     if not remove:
         state.brain(create=True)  # the server it names must find a brain
-    wiring = hosts.apply(host, folder, brain_url, who, remove=remove)
+    wiring = hosts.apply(host, folder, brain_url, who, remove=remove, env=env)
     for note in wiring.notes:
         out.warn(note)
+    cli = env.get("REVERIE_HOST_CLI")
+    if cli and shutil.which(cli) is None:
+        out.warn(f"{cli} is not on PATH: until it is, the server reads turns offline")
     ready = None
     if check and not remove:
-        ready = _ready(hosts.memctl(brain_url, "mcp", "--user", who))
+        ready = _ready(hosts.memctl(brain_url, "mcp", "--user", who), env)
     files = [str(p) for p in wiring.files]
     done = {
         "host": host,
         "user": who,
         "removed": remove,
         "files": files,
+        "reasoner": env.get("REVERIE_REASONER"),
         "tools": ready,
     }
     if state.json:
@@ -81,14 +96,17 @@ def setup(
             out.console.print(f"ready: the server answers with {len(ready)} tools")
 
 
-def _ready(command: list[str]) -> list[str]:
-    """The tools the configured server lists, asked over MCP the way the host will."""
+def _ready(command: list[str], env: dict[str, str]) -> list[str]:
+    """The tools the configured server lists, asked over MCP the way the host will (with
+    the environment its entry gives it)."""
     import anyio
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     async def ask(errors: Any) -> list[str]:
-        params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+        params = StdioServerParameters(
+            command=command[0], args=command[1:], env={**os.environ, **env}
+        )
         with anyio.fail_after(60):
             async with (
                 stdio_client(params, errlog=errors) as (read, write),
@@ -109,6 +127,12 @@ def _ready(command: list[str]) -> list[str]:
     return tools
 
 
+def _answering_reverie() -> bool:
+    """Whether this hook runs in a session the host reasoner started to answer Reverie:
+    its question is no session of the user's, to be given memories or posted."""
+    return bool(os.environ.get(CHILD_MARK))
+
+
 def session_start(
     ctx: typer.Context,
     user: User,
@@ -117,6 +141,8 @@ def session_start(
     """Print what is known of the user (a SessionStart hook's output opens the session)."""
     from memory_core.retrieval.context import known_of
 
+    if _answering_reverie():
+        return
     state = state_of(ctx)
     block = known_of(state.brain(create=True), user, identity=OPEN, budget_tokens=budget)
     if block:
@@ -200,6 +226,8 @@ def _json_object(raw: str, what: str) -> dict[str, Any]:
 
 def session_end(ctx: typer.Context, user: User) -> None:
     """Post a finished Claude Code session's turns (its hook input names the transcript)."""
+    if _answering_reverie():
+        return
     payload = _json_object(sys.stdin.read() or "{}", "the hook's input")
     session = str(payload.get("session_id") or "session")
     path = payload.get("transcript_path")
@@ -217,6 +245,8 @@ def codex_turn(
     payload: Annotated[str, typer.Argument(help="The turn, as Codex's notify passes it.")],
 ) -> None:
     """Post the turn Codex just finished (its notify program's JSON argument)."""
+    if _answering_reverie():
+        return
     event = _json_object(payload, "PAYLOAD")
     if event.get("type") != "agent-turn-complete":
         return

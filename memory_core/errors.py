@@ -93,8 +93,15 @@ class ExtractionError(ReverieError):
     code = "extraction_error"
 
 
-class BreakerOpen(ExtractionError):
-    """Raised when a remote extractor is not asked: its breaker is open after failures."""
+class ReasonerError(ExtractionError):
+    """Raised when a reasoner (a chat endpoint, the host agent's command line) gives no
+    usable answer within its deadline; the caller keeps its offline reading."""
+
+    code = "reasoner_error"
+
+
+class BreakerOpen(ReasonerError):
+    """Raised when a reasoner is not asked: its breaker is open after failures."""
 
     code = "breaker_open"
 

@@ -13,6 +13,7 @@ memory_core reads the environment.
 from __future__ import annotations
 
 import os
+import shlex
 import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -21,7 +22,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -340,6 +349,48 @@ class Settings(BaseSettings):
     llm_breaker_probe_s: float = Field(
         30.0, gt=0, description="How long an open LLM breaker waits before a probe call."
     )
+    reasoner: Literal["auto", "chat", "host", "offline"] = Field(
+        "auto",
+        description="Who reads turns and judges for the dream pass: chat (the endpoint at "
+        "llm_base_url), host (the host agent's command line, host_cli), offline (no one: "
+        "the offline readings); auto: chat when llm_base_url is set, else offline.",
+    )
+    host_cli: Literal["claude", "codex", "command"] = Field(
+        "claude",
+        description="The host reasoner's command line: claude (claude -p), codex (codex "
+        "exec), or command (host_command).",
+    )
+    host_command: list[str] | None = Field(
+        None,
+        description="The command host_cli=command runs (an argv list, or a string split "
+        "as a shell would, never run by one); it reads the prompt on stdin.",
+    )
+    host_answer: Literal["text", "claude-json", "codex-jsonl"] = Field(
+        "text",
+        description="How host_command's output is read: text (all of stdout), claude-json "
+        "(claude -p --output-format json) or codex-jsonl (codex exec --json).",
+    )
+    host_model: str | None = Field(
+        None, description="Model the host command line is asked to use (unset: its default)."
+    )
+    host_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        description="What one host command may take by the wall clock; its process group "
+        "is killed then.",
+    )
+    host_concurrency: int = Field(
+        2, ge=1, le=16, description="Host commands a process runs at once at most."
+    )
+    judge_cache_days: float = Field(
+        90.0,
+        ge=0,
+        description="Days a reasoner's validated judgement is kept and reused for the same "
+        "question; 0: none is kept.",
+    )
+    judge_cache_max: int = Field(
+        50_000, ge=0, description="Judgements kept at most (the re-index step trims the oldest)."
+    )
     extract_importance_threshold: float = Field(
         0.4, ge=0, le=1, description="Facts below this boosted importance are not stored."
     )
@@ -409,6 +460,12 @@ class Settings(BaseSettings):
         gt=0,
         description="Decay horizon of an ordinary episode or fact with content, in multiples "
         "of the base stability (importance stretches or shortens it).",
+    )
+    dream_max_judge_calls: int = Field(
+        200,
+        ge=0,
+        description="Questions one pass asks the reasoner at most (cached answers are "
+        "free); past it the pass keeps its offline verdicts.",
     )
     dream_derive_max: int = Field(5, ge=0, description="Insight traces one pass may derive.")
     dream_derive_min_cluster: int = Field(
@@ -504,6 +561,26 @@ class Settings(BaseSettings):
     )
 
     _home_source: str = PrivateAttr("home setting")
+
+    @field_validator("host_command", mode="before")
+    @classmethod
+    def _argv(cls, value: Any) -> Any:
+        """A command given as one string is split as a shell would (and never run by one)."""
+        if isinstance(value, str):
+            try:
+                return shlex.split(value)
+            except ValueError as e:
+                raise ValueError(f"cannot split the command: {e}") from e
+        return value
+
+    @model_validator(mode="after")
+    def _reasoner_complete(self) -> Settings:
+        """A reasoner chosen by name has what it needs to run."""
+        if self.reasoner == "chat" and not self.llm_base_url:
+            raise ValueError("reasoner chat needs llm_base_url")
+        if self.reasoner == "host" and self.host_cli == "command" and not self.host_command:
+            raise ValueError("host_cli command needs host_command")
+        return self
 
     @model_validator(mode="after")
     def _under_the_home(self) -> Settings:

@@ -8,7 +8,8 @@ of how far it got, so a copy cut off (a crash, Ctrl-C, a lost connection) goes
 on from its last chunk when run again.  What a brain derives is not copied
 but made anew on the target: the full-text index and its vocabulary (rebuilt
 at the end), the vector change log (written by the target's triggers as the
-vectors land), and leases (held by running processes of the source alone).
+vectors land), leases (held by running processes of the source alone), and the
+judgement cache (asked again when needed).
 
 :func:`digest` hashes what a brain holds, backend-neutrally (numbers by column
 type, rows sorted by key), so a copy can be checked against its source.

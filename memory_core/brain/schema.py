@@ -178,6 +178,21 @@ supersession_pending = Table(
     Index("ix_supersession_pending_noted", "noted_at"),
 )
 
+# A reasoner's checked answer to one question, under a digest of the reasoner, its
+# model, the prompt and the input (memory_core.reasoners.cache): asked once.
+judgement_cache = Table(
+    "judgement_cache",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("question", Text, nullable=False),
+    Column("scope", Text, nullable=False),
+    Column("scope_id", Text, nullable=True),
+    Column("answer", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Index("ix_judgement_cache_created", "created_at"),
+    Index("ix_judgement_cache_scope", "scope_id", "scope"),
+)
+
 # The before-image of each trace a proposal or a pass changed (NULL: created
 # by it) and the version it left, so the unit can be undone.
 undo_log = Table(

@@ -7,24 +7,25 @@ half-applies).  A dry run calls only ``plan``.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 from sqlalchemy import text
 
 from memory_core.brain.db import Brain
-from memory_core.consolidation.verify import Verdict, WordSimilarity
+from memory_core.consolidation.verify import WordSimilarity
 from memory_core.embedders.base import Embedder
-from memory_core.errors import EmbedderError, ExtractionError
+from memory_core.errors import EmbedderError
+from memory_core.reasoners import chosen
 from memory_core.settings import Settings
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from memory_core.consolidation.judge import PassJudge
 
 
 @dataclass
@@ -85,48 +86,6 @@ class EmbeddingWordSimilarity:
         return float(va @ vb)
 
 
-class LLMJudge:
-    """Asks the LLM whether a verified pair is one fact (its "no" wins) and whether a
-    later statement replaces an earlier one.  Its failure is ignored (the verifier's
-    verdict stands; a change stays for a person to judge), and after three failures
-    it is not asked again in this pass."""
-
-    MAX_FAILURES = 3
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
-        self._failures = 0
-
-    def __call__(self, older: str, newer: str, verdict: Verdict) -> Verdict:
-        if self._failures >= self.MAX_FAILURES:
-            return verdict
-        try:
-            same, reason = self._client.same_fact(older, newer)
-        except ExtractionError as e:
-            self._failures += 1
-            log.warning("duplicate judgement by LLM failed, keeping the verifier's: %s", e)
-            return verdict
-        if same:
-            return verdict
-        return Verdict(False, "llm", f"the LLM judged them different: {reason or 'no reason'}")
-
-    def replaces(self, older: str, newer: str) -> tuple[bool | None, str]:
-        """The LLM's judgement of whether ``newer`` replaces ``older`` and why; None
-        when it cannot tell or cannot be asked."""
-        if self._failures >= self.MAX_FAILURES:
-            return None, "the LLM failed too often in this pass"
-        try:
-            result: tuple[bool | None, str] = self._client.replaces(older, newer)
-        except ExtractionError as e:
-            self._failures += 1
-            log.warning("judgement of a change by LLM failed, leaving it to a person: %s", e)
-            return None, "the LLM could not be asked"
-        return result
-
-    def close(self) -> None:
-        self._client.close()
-
-
 @dataclass
 class PassContext:
     """One pass: the brain, its settings, identity, clock and helpers."""
@@ -179,18 +138,29 @@ class PassContext:
         """Word-to-word similarity from the embedder, for the merge verifier's synonyms."""
         return None if self.embedder is None else EmbeddingWordSimilarity(self.embedder)
 
-    @cached_property
-    def judge(self) -> LLMJudge | None:
-        """The LLM's second opinion on pairs the verifier passed, when one is configured
-        (never in a dry run, which calls nothing outside)."""
-        if not self.settings.llm_base_url or self.dry_run:
-            return None
-        from memory_core.extraction.llm import LLMExtractor
+    @property
+    def reasoner(self) -> str:
+        """The reasoner the pass's judgements ask: ``chat``, ``host`` or ``offline``."""
+        return chosen(self.settings)
 
-        return LLMJudge(LLMExtractor.from_settings(self.settings))
+    @cached_property
+    def judge(self) -> PassJudge | None:
+        """The configured reasoner's second opinion, cached and bounded
+        (:mod:`.judge`); None when there is no reasoner, and in a dry run, which asks
+        nothing outside."""
+        if self.reasoner == "offline" or self.dry_run:
+            return None
+        from memory_core.consolidation.judge import PassJudge
+
+        return PassJudge.from_settings(self.brain, self.settings, self.now)
+
+    def spent(self) -> dict[str, Any] | None:
+        """What the judge spent in this pass, if it was made."""
+        judge = self.__dict__.get("judge")
+        return None if judge is None else judge.spend.to_dict()
 
     def close(self) -> None:
-        """Release what the pass opened (the LLM client, if it was made)."""
+        """Release what the pass opened (the reasoner, if the judge was made)."""
         judge = self.__dict__.get("judge")
         if judge is not None:
             judge.close()

@@ -278,27 +278,23 @@ def _insight(ctx: PassContext, members: list[Statement], current: Trace | None) 
 
 
 def _written(ctx: PassContext, members: list[Statement], told: list[Statement]) -> tuple[str, str]:
-    """The LLM's digest of the statements ``told`` when one is configured, answers and
+    """The reasoner's digest of the statements ``told`` when one is configured, answers and
     every claim of it is traceable; the offline digest otherwise."""
     offline = offline_digest(members, told)
-    if not ctx.settings.llm_base_url:
+    if ctx.reasoner == "offline":
         return offline, "offline"
-    if ctx.dry_run:
-        return offline, "llm"  # the real pass asks the LLM; this is its fallback
-    from memory_core.errors import ExtractionError
-    from memory_core.extraction.llm import LLMExtractor
-
+    if ctx.judge is None:  # a dry run
+        return offline, "llm"  # the real pass asks the reasoner; this is its fallback
     days = [day(m) for m in told]
-    client = LLMExtractor.from_settings(ctx.settings)
-    try:
-        answer, _tokens = client.summarize(
-            [f"[{d}] {m.trace.content}" for d, m in zip(days, told, strict=True)]
-        )
-    except ExtractionError as e:
-        log.warning("insight by LLM failed, writing it offline: %s", e)
+    scope = members[0].trace
+    answer = ctx.judge.summarize(
+        [f"[{d}] {m.trace.content}" for d, m in zip(days, told, strict=True)],
+        scope=scope.scope,
+        scope_id=scope.scope_id,
+    )
+    if answer is None:
+        log.warning("no insight from the reasoner (it failed or was not asked); writing it offline")
         return offline, "offline"
-    finally:
-        client.close()
     answer = answer.strip()[:MAX_INSIGHT_CHARS]
     if not traceable(answer, [m.trace.content for m in told] + days):
         log.warning("insight by LLM claims what its sources do not say; writing it offline")
@@ -408,7 +404,7 @@ def run(ctx: PassContext) -> StepResult:
             ctx.brain, ctx.settings, drafts, ctx.pass_id, now=ctx.now
         )
     result.counts["proposed"] = len(drafts) if ctx.dry_run else len(result.proposals)
-    if ctx.dry_run and ctx.settings.llm_base_url:
+    if ctx.dry_run and ctx.reasoner != "offline":
         result.notes.append(
             "dry run: the LLM is not asked; each text shown is the offline digest the pass "
             "writes if the LLM fails or claims what its sources do not say"

@@ -3,7 +3,8 @@
 ``dream(brain, settings)`` takes the brain's ``dream`` lease (one pass per
 brain at a time, across processes and machines; renewed while it runs, so a
 pass killed with -9 frees it when it expires), then runs embed, prune, merge,
-resolve, strengthen, derive, compact and re-index.  Each step commits on its own, in
+resolve, strengthen, derive, compact and re-index.  The report says what the
+pass's judge (the configured reasoner, :mod:`.judge`) spent.  Each step commits on its own, in
 one transaction, so a pass that dies midway leaves every step either done or
 not done.  Unattended steps only add and update, apart from merging exact
 duplicates (the survivor holds the identical content); every other deletion
@@ -73,6 +74,8 @@ class DreamReport:
     steps: list[StepResult] = field(default_factory=list)
     error: str | None = None
     report_path: str | None = None
+    # What the pass's judge spent (memory_core.consolidation.judge.Spend); None: no judge.
+    judge: dict[str, Any] | None = None
 
     def count(self, step: str, key: str) -> int:
         return sum(s.counts.get(key, 0) for s in self.steps if s.name == step)
@@ -99,6 +102,7 @@ class DreamReport:
             "duration_s": round(self.duration_s, 3),
             "summary": self.summary(),
             "steps": [s.to_dict() for s in self.steps],
+            "judge": self.judge,
             "error": self.error,
             "report_path": self.report_path,
         }
@@ -180,6 +184,7 @@ def _run_steps(ctx: PassContext, report: DreamReport) -> None:
     try:
         _each_step(ctx, report)
     finally:
+        report.judge = ctx.spent()
         ctx.close()
 
 
@@ -301,6 +306,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
         f"- started: {doc['started_at']}, took {doc['duration_s']} s",
         f"- summary: {doc['summary']}",
     ]
+    if doc.get("judge"):
+        lines.append(f"- judge: {_judge_line(doc['judge'])}")
     if doc.get("error"):
         lines.append(f"- error: {doc['error']}")
     for step in doc["steps"]:
@@ -316,6 +323,20 @@ def render_markdown(doc: dict[str, Any]) -> str:
         if len(step["items"]) > 200:
             lines.append(f"- ... {len(step['items']) - 200} more in the JSON report")
     return "\n".join(lines) + "\n"
+
+
+def _judge_line(spent: dict[str, Any]) -> str:
+    """What the pass's judge spent, in words."""
+    line = (
+        f"{spent['reasoner']} asked {spent['calls']} of at most {spent['max_calls']} "
+        f"({spent['failed']} failed), {spent['cached']} answered from the cache, "
+        f"{spent['tokens']} tokens, {spent['seconds']} s"
+    )
+    if spent["over_budget"]:
+        line += f"; {spent['over_budget']} not asked past the bound (offline verdicts kept)"
+    if spent["not_asked"]:
+        line += f"; {spent['not_asked']} not asked after failures (offline verdicts kept)"
+    return line
 
 
 def new_pass_id() -> str:

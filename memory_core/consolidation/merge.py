@@ -77,8 +77,8 @@ _EXACT = text(
     "ORDER BY content_hash, scope, scope_id, retrieval_count DESC, created_at, seq"
 )
 _FACTS = text(
-    "SELECT id, content, type, tags, sources, metadata, occurred_at, created_at, retrieval_count "
-    "FROM memory_traces "
+    "SELECT id, content, type, tags, sources, metadata, occurred_at, created_at, retrieval_count, "
+    "scope, scope_id FROM memory_traces "
     "WHERE id IN (SELECT value FROM json_each(:ids))"
 )
 
@@ -243,7 +243,13 @@ def _judge(ctx: PassContext, older: dict[str, Any], newer: dict[str, Any]) -> Ve
     if verdict.duplicate and apart and _events(older) and _events(newer):
         return Verdict(False, "occurrence", "two episodes on different days: two events")
     if verdict.duplicate and ctx.judge is not None:
-        return ctx.judge(older["content"], newer["content"], verdict)
+        return ctx.judge(
+            older["content"],
+            newer["content"],
+            verdict,
+            scope=older["scope"],
+            scope_id=older["scope_id"],
+        )
     return verdict
 
 

@@ -3,7 +3,8 @@
 FTS5's ``optimize`` merges index segments; when the integrity check finds the
 index out of step with the traces it is rebuilt instead.  The log of vector
 changes that in-memory vector indexes catch up from is trimmed to its newest
-entries.  (Missing vectors are the pass's first step, :mod:`.embed`.)
+entries, and the judgement cache to its age and size bounds.  (Missing vectors are the
+pass's first step, :mod:`.embed`.)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from sqlalchemy import text
 from memory_core.brain.schema import FTS_TABLE
 from memory_core.consolidation.base import PassContext, StepResult
 from memory_core.errors import BrainError
+from memory_core.reasoners.cache import trim
 from memory_core.retrieval.vector_index import prune_events
 
 
@@ -25,6 +27,7 @@ def run(ctx: PassContext) -> StepResult:
         with ctx.brain.transaction() as conn:
             conn.execute(text(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES (:c)"), {"c": command})
             result.counts["vector_events_pruned"] = prune_events(conn)
+            result.counts["judgements_trimmed"] = trim(conn, ctx.settings, ctx.now)
     if not consistent:
         result.notes.append("full-text index was inconsistent: rebuilt")
     return result

@@ -3,11 +3,13 @@
 :func:`~memory_core.supersession.conflicts.standing` finds them ("I live in
 Leeds", months later "Our flat in York has a garden").  With an LLM configured,
 the pass asks it whether the later statement replaces the earlier, once, in the
-first pass after the later one was written: its "yes" supersedes the earlier
+first pass after the later one was written (the judgement cache answers a
+question asked before): its "yes" supersedes the earlier
 unattended (an update: nothing is deleted, and undoing the pass restores it),
-its "no" leaves both.  What it cannot settle -- no LLM, an LLM that fails or
-cannot tell -- becomes a ``conflict`` proposal for a person: accepting it
-supersedes the earlier statement by the later; rejecting it keeps both.
+its "no" leaves both.  What it cannot settle -- no LLM, an LLM that fails,
+cannot tell or is not asked (the pass's judge calls spent) -- becomes a
+``conflict`` proposal for a person: accepting it supersedes the earlier
+statement by the later; rejecting it keeps both.
 Proposals are the oldest pairs first, at most ``REVERIE_DREAM_MAX_PROPOSALS`` a
 pass and never past ``REVERIE_DREAM_MAX_PENDING`` pending.
 """
@@ -53,7 +55,9 @@ def plan(ctx: PassContext) -> ResolvePlan:
             continue
         if not ctx.is_new(pair.newer.created_at):
             continue  # judged by an earlier pass
-        replaces, why = ctx.judge.replaces(pair.older.said, pair.newer.said)
+        replaces, why = ctx.judge.replaces(
+            pair.older.said, pair.newer.said, scope=pair.older.scope, scope_id=pair.older.scope_id
+        )
         if replaces is True:
             out.settled.append((pair, why))
         elif replaces is False:

@@ -28,6 +28,7 @@ from memory_core.extraction.personality import (
     derive_memory_config,
     filter_facts,
 )
+from memory_core.reasoners import chosen
 from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -75,8 +76,9 @@ class ExtractionOutcome(Extraction):
 
 
 def make_extractor(settings: Settings) -> Extractor:
-    """The LLM extractor when ``llm_base_url`` is set, the offline one otherwise."""
-    if settings.llm_base_url:
+    """An extractor asking the reasoner ``settings`` choose (``REVERIE_REASONER``: the
+    chat endpoint, the host agent's command line), the offline one when none is."""
+    if chosen(settings) != "offline":
         from memory_core.extraction.llm import LLMExtractor  # httpx loads only when used
 
         return LLMExtractor.from_settings(settings)
@@ -152,7 +154,7 @@ def _breaker_open(extractor: Extractor) -> bool | None:
     breaker = getattr(extractor, "breaker", None)
     if breaker is None:
         return None
-    from memory_core.extraction.breaker import CLOSED
+    from memory_core.reasoners.breaker import CLOSED
 
     return bool(breaker.state != CLOSED)
 

@@ -1,38 +1,31 @@
-"""Fact extraction through an OpenAI-compatible chat-completions endpoint.
+"""Fact extraction and judgements by a reasoner: the prompts, and the checking of answers.
 
-``POST {llm_base_url}/chat/completions`` (so the base URL includes the version
-path, e.g. ``https://api.openai.com/v1``) with ``response_format`` set to
-``json_object`` and a system prompt that fixes the schema.  Timeouts,
-connection errors, 429 and 5xx are retried with exponential backoff and
-jitter, all within one call's budget of ``timeout_s``, a wall-clock deadline
-(:mod:`memory_core.deadline`): a hung or slow-dripping endpoint costs a call
-that much and no more.  After ``breaker_failures`` failed calls in a row
-a breaker (:mod:`memory_core.extraction.breaker`) refuses calls at once until a
-probe succeeds.  Any failure, and any answer that does not fit the schema, is
-an :class:`~memory_core.errors.ExtractionError` for the caller to fall back on.
-
-The API key goes into the ``Authorization`` header only.  Log lines and error
-messages never include it, the request URL or a response body unredacted.
+The questions Reverie asks a reasoner (:mod:`memory_core.reasoners`: a chat endpoint
+or the host agent's command line) and how their answers are read live here, apart
+from how they are carried: the facts of an exchange (:class:`LLMExtractor`), an
+insight digest, whether two memories state the same facts, whether a later statement
+replaces an earlier one (each a :class:`Question`).  Every answer is one JSON object
+(a fenced block allowed) checked against the same schema whoever answered it; one
+that does not fit is an :class:`~memory_core.errors.ExtractionError` for the caller
+to fall back on, as is the reasoner's own failure.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
-import random
 import re
-import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
-
-from memory_core import deadline
-from memory_core.errors import BreakerOpen, ConfigError, ExtractionError
+from memory_core.errors import ConfigError, ExtractionError
 from memory_core.extraction.base import CATEGORIES, Extraction, Fact
-from memory_core.extraction.breaker import Breaker
+from memory_core.reasoners import Reasoner, make_reasoner
+from memory_core.reasoners.breaker import Breaker
 from memory_core.settings import Settings
 from memory_core.wellformed import cleaned
 
@@ -91,85 +84,68 @@ both can hold at once, if the newer only recalls the past, or if they are about 
 different things. Answer with one JSON object and nothing else: \
 {"replaces": true|false|null, "reason": "..."}; null when you cannot tell."""
 
-_RETRY_STATUSES = frozenset({408, 429})
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _DEFAULT_IMPORTANCE = 0.5
 _MAX_INPUT_CHARS = 16_000
-_SNIPPET_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Question:
+    """One judgement to ask a reasoner: its prompt, its input, and ``read``, which turns
+    the answer's text into the checked value (JSON-able) or raises ExtractionError."""
+
+    kind: str
+    prompt: str
+    input: str
+    read: Callable[[str], Any]
+
+    @property
+    def prompt_version(self) -> str:
+        """A digest of the prompt: a reworded prompt never reuses an old answer."""
+        return hashlib.sha256(self.prompt.encode()).hexdigest()[:16]
 
 
 class LLMExtractor:
-    """Asks a chat model for the facts of an exchange; see the module docstring."""
+    """Asks a reasoner for the facts of an exchange, and for judgements; see the module
+    docstring."""
 
-    name = "llm"
-
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        *,
-        api_key: str | None = None,
-        timeout_s: float = 20.0,
-        max_retries: int = 2,
-        backoff_s: float = 0.5,
-        backoff_max_s: float = 8.0,
-        sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
-        transport: httpx.BaseTransport | None = None,
-        breaker: Breaker | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.model = model
-        self.timeout_s = timeout_s
-        self.breaker = breaker
-        self._clock = clock
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
-        self.backoff_max_s = backoff_max_s
-        self._api_key = api_key
-        self._url = base_url.rstrip("/") + "/chat/completions"
-        self._sleep = sleep
-        self._rng = rng or random.Random()
-        headers = {"Content-Type": "application/json"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        if transport is None:  # every call's timeout a deadline, not one per read
-            self._client = deadline.client(timeout=timeout_s, headers=headers)
-        else:
-            self._client = httpx.Client(
-                timeout=httpx.Timeout(timeout_s), headers=headers, transport=transport
-            )
+    def __init__(self, reasoner: Reasoner) -> None:
+        self.reasoner = reasoner
+        # The chat endpoint's extractor has always been called "llm" (metrics, logs).
+        self.name = "llm" if reasoner.kind == "chat" else reasoner.kind
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMExtractor:
-        """An extractor for ``llm_base_url``; the caller checks it is set."""
-        if not settings.llm_base_url:
-            raise ConfigError("llm_base_url is not set")
-        return cls(
-            settings.llm_base_url,
-            settings.llm_model,
-            api_key=settings.llm_api_key,
-            timeout_s=settings.llm_timeout_s,
-            max_retries=settings.llm_max_retries,
-            breaker=Breaker(settings.llm_breaker_failures, settings.llm_breaker_probe_s),
-        )
+        """An extractor over the reasoner ``settings`` choose; ConfigError for none."""
+        reasoner = make_reasoner(settings)
+        if reasoner is None:
+            raise ConfigError("no reasoner is configured (REVERIE_REASONER, llm_base_url)")
+        return cls(reasoner)
 
-    def __repr__(self) -> str:  # never show the key
-        return f"LLMExtractor(model={self.model!r})"
+    @property
+    def breaker(self) -> Breaker | None:
+        return self.reasoner.breaker
+
+    def __repr__(self) -> str:  # the reasoner's repr never shows a key
+        return f"LLMExtractor({self.reasoner!r})"
 
     def close(self) -> None:
-        """Release the connection pool."""
-        self._client.close()
+        """Release what the reasoner holds."""
+        self.reasoner.close()
 
     def extract(self, user: str, assistant: str, *, when: float | None = None) -> Extraction:
-        """The facts the model finds in the exchange, validated against the schema."""
+        """The facts the reasoner finds in the exchange, validated against the schema."""
         exchange = f"User: {user[:_MAX_INPUT_CHARS]}\n\nAssistant: {assistant[:_MAX_INPUT_CHARS]}"
         if when is not None:
             said = datetime.fromtimestamp(when, UTC).strftime("%A %d %B %Y, %H:%M UTC")
             exchange = f"Said on {said}.\n\n{exchange}"
-        body = self._post(self._payload(SYSTEM_PROMPT, exchange))
-        facts, tokens = parse_completion(body)
-        return Extraction(facts=facts, extractor=self.name, tokens=tokens)
+        answer = self.reasoner.ask(SYSTEM_PROMPT, exchange)
+        return Extraction(facts=parse_facts(answer.text), extractor=self.name, tokens=answer.tokens)
+
+    def ask(self, question: Question) -> tuple[Any, int]:
+        """``question``'s checked answer, and the tokens it cost."""
+        answer = self.reasoner.ask(question.prompt, question.input)
+        return question.read(answer.text), answer.tokens
 
     def summarize(self, memories: list[str]) -> tuple[str, int]:
         """An insight digest of related memories (each dated), and tokens used.
@@ -177,186 +153,108 @@ class LLMExtractor:
         Used by the dream pass's derive step; raises ExtractionError like
         :meth:`extract` so the caller can fall back to its offline digest.
         """
-        listing = "\n".join(f"- {m[:2_000]}" for m in memories[:20])
-        body = self._post(self._payload(INSIGHT_PROMPT, listing[:_MAX_INPUT_CHARS]))
-        try:
-            insight = self._answer(body)["insight"]
-            tokens = int((body.get("usage") or {}).get("total_tokens") or 0)
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
-            raise ExtractionError("LLM answered no usable insight") from e
-        if not isinstance(insight, str) or not cleaned(insight).strip():
-            raise ExtractionError("LLM answered an empty insight")
-        return cleaned(insight).strip(), tokens
+        insight, tokens = self.ask(insight_question(memories))
+        return str(insight), tokens
 
     def same_fact(self, older: str, newer: str) -> tuple[bool, str]:
-        """Whether two memories state the same facts, and why, as the LLM judges.
+        """Whether two memories state the same facts, and why, as the reasoner judges.
 
-        Raises :class:`ExtractionError` when the endpoint fails or the answer is not
+        Raises :class:`ExtractionError` when it fails or the answer is not
         ``{"same": bool, "reason": str}``; the merge step then keeps its own verdict.
         """
-        same, reason = self._judge_pair(SAME_FACT_PROMPT, older, newer, "same", "duplicate")
-        if not isinstance(same, bool):
-            raise ExtractionError("LLM's duplicate judgement is not {same: bool, reason: str}")
-        return same, reason
+        (same, reason), _ = self.ask(same_fact_question(older, newer))
+        return bool(same), str(reason)
 
     def replaces(self, older: str, newer: str) -> tuple[bool | None, str]:
-        """Whether the newer statement replaces the older, as the LLM judges (None: it
-        cannot tell), and why.
+        """Whether the newer statement replaces the older, as the reasoner judges (None:
+        it cannot tell), and why.
 
-        Raises :class:`ExtractionError` when the endpoint fails or the answer is not
+        Raises :class:`ExtractionError` when it fails or the answer is not
         ``{"replaces": bool | null, "reason": str}``.
         """
-        replaces, reason = self._judge_pair(REPLACES_PROMPT, older, newer, "replaces", "change")
-        if not (replaces is None or isinstance(replaces, bool)):
-            raise ExtractionError(
-                "LLM's change judgement is not {replaces: bool | null, reason: str}"
-            )
-        return replaces, reason
-
-    def _judge_pair(
-        self, prompt: str, older: str, newer: str, key: str, what: str
-    ) -> tuple[Any, str]:
-        """The LLM's answer under ``key`` about an older and a newer memory, and its
-        reason (at most 300 characters); :class:`ExtractionError` when there is none."""
-        pair = json.dumps({"older": older[:4_000], "newer": newer[:4_000]})
-        body = self._post(self._payload(prompt, pair))
-        try:
-            answer = self._answer(body)
-            value, reason = answer[key], answer.get("reason", "")
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
-            raise ExtractionError(f"LLM answered no usable {what} judgement") from e
-        if not isinstance(reason, str):
-            raise ExtractionError(f"LLM's {what} judgement gave a reason that is not text")
-        return value, cleaned(reason).strip()[:300]
-
-    def _payload(self, system: str, user: str) -> dict[str, Any]:
-        """A deterministic chat request asking for one JSON object."""
-        return {
-            "model": self.model,
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-            "messages": [
-                {"role": "system", "content": system},
-                {"role": "user", "content": user},
-            ],
-        }
-
-    @staticmethod
-    def _answer(body: Any) -> Any:
-        """The JSON object the model answered (a fenced block allowed)."""
-        content = body["choices"][0]["message"]["content"]
-        return json.loads(_FENCE.sub(r"\1", content.strip()))
-
-    def _post(self, payload: dict[str, Any]) -> Any:
-        """The endpoint's JSON answer, through the breaker; ExtractionError otherwise."""
-        breaker = self.breaker
-        if breaker is not None and not breaker.allow():
-            raise BreakerOpen("LLM endpoint's breaker is open: extracting offline")
-        try:
-            body = self._call(payload)
-        except ExtractionError:
-            if breaker is not None:
-                breaker.failed()
-            raise
-        if breaker is not None:
-            breaker.succeeded()
-        return body
-
-    def _call(self, payload: dict[str, Any]) -> Any:
-        """Attempts and retries within one budget of ``timeout_s``."""
-        end = self._clock() + self.timeout_s
-        attempts = self.max_retries + 1
-        for attempt in range(1, attempts + 1):
-            retry_after: float | None = None
-            left = end - self._clock()
-            if left <= 0:
-                raise ExtractionError(f"LLM endpoint gave no answer within {self.timeout_s:g} s")
-            try:
-                with deadline.within(left):
-                    response = self._client.post(self._url, json=payload, timeout=left)
-            except httpx.TransportError as e:  # timeouts, refused and reset connections
-                problem = f"{type(e).__name__}: {self._redact(str(e))}"
-            except (httpx.HTTPError, httpx.InvalidURL) as e:  # not worth retrying
-                raise ExtractionError(f"LLM request failed ({type(e).__name__})") from e
-            else:
-                status = response.status_code
-                if status < 300:
-                    try:
-                        return response.json()
-                    except ValueError as e:
-                        raise ExtractionError("LLM endpoint answered with non-JSON") from e
-                problem = f"HTTP {status}: {self._redact(response.text[:_SNIPPET_CHARS])}"
-                if status < 500 and status not in _RETRY_STATUSES:
-                    raise ExtractionError(f"LLM endpoint refused the request ({problem})")
-                retry_after = _retry_after(response)
-            if attempt == attempts:
-                raise ExtractionError(f"LLM endpoint failed after {attempts} attempts ({problem})")
-            delay = self._backoff(attempt, retry_after)
-            if delay >= end - self._clock():
-                raise ExtractionError(
-                    f"LLM endpoint failed and its {self.timeout_s:g} s are spent ({problem})"
-                )
-            log.warning(
-                "LLM call failed (%s); retry %d/%d in %.2fs",
-                problem,
-                attempt,
-                self.max_retries,
-                delay,
-            )
-            self._sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        """Exponential backoff with equal jitter; a server's Retry-After wins, capped."""
-        if retry_after is not None:
-            return min(retry_after, self.backoff_max_s)
-        ceiling = min(self.backoff_max_s, self.backoff_s * 2.0 ** (attempt - 1))
-        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
-
-    def _redact(self, text: str) -> str:
-        if self._api_key:
-            text = text.replace(self._api_key, "***")
-        return text
+        (replaces, reason), _ = self.ask(replaces_question(older, newer))
+        return replaces, str(reason)
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After", "")
+def insight_question(memories: list[str]) -> Question:
+    """The digest of related memories, each dated: ``{"insight": str}``, non-empty."""
+    listing = "\n".join(f"- {m[:2_000]}" for m in memories[:20])
+    return Question("insight", INSIGHT_PROMPT, listing[:_MAX_INPUT_CHARS], _read_insight)
+
+
+def same_fact_question(older: str, newer: str) -> Question:
+    """Whether two memories state the same facts: ``{"same": bool, "reason": str}``."""
+    return Question("same_fact", SAME_FACT_PROMPT, _pair(older, newer), _read_same)
+
+
+def replaces_question(older: str, newer: str) -> Question:
+    """Whether the newer replaces the older: ``{"replaces": bool | null, "reason": str}``."""
+    return Question("replaces", REPLACES_PROMPT, _pair(older, newer), _read_replaces)
+
+
+def _pair(older: str, newer: str) -> str:
+    return json.dumps({"older": older[:4_000], "newer": newer[:4_000]})
+
+
+def answered_object(text: str) -> Any:
+    """The JSON the reasoner answered (a fenced block allowed); ExtractionError if none."""
+    fenced = _FENCE.match(text.strip())
     try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+        return json.loads(fenced.group(1) if fenced else text)
+    except ValueError as e:
+        raise ExtractionError("LLM message is not JSON") from e
 
 
-def parse_completion(body: Any) -> tuple[list[Fact], int]:
-    """Facts and total tokens from a chat-completions answer; ExtractionError if unusable.
+def _read_insight(text: str) -> str:
+    answer = answered_object(text)
+    insight = answer.get("insight") if isinstance(answer, dict) else None
+    if not isinstance(insight, str):
+        raise ExtractionError("LLM answered no usable insight")
+    if not cleaned(insight).strip():
+        raise ExtractionError("LLM answered an empty insight")
+    return cleaned(insight).strip()
 
-    Strict about the shape: the message must be a JSON object with a ``facts``
+
+def _read_pair(text: str, key: str, what: str) -> tuple[Any, str]:
+    """The value under ``key`` of a judgement about a pair, and its reason (at most 300
+    characters); :class:`ExtractionError` when there is none."""
+    answer = answered_object(text)
+    if not isinstance(answer, dict) or key not in answer:
+        raise ExtractionError(f"LLM answered no usable {what} judgement")
+    reason = answer.get("reason", "")
+    if not isinstance(reason, str):
+        raise ExtractionError(f"LLM's {what} judgement gave a reason that is not text")
+    return answer[key], cleaned(reason).strip()[:300]
+
+
+def _read_same(text: str) -> list[Any]:
+    same, reason = _read_pair(text, "same", "duplicate")
+    if not isinstance(same, bool):
+        raise ExtractionError("LLM's duplicate judgement is not {same: bool, reason: str}")
+    return [same, reason]
+
+
+def _read_replaces(text: str) -> list[Any]:
+    replaces, reason = _read_pair(text, "replaces", "change")
+    if not (replaces is None or isinstance(replaces, bool)):
+        raise ExtractionError("LLM's change judgement is not {replaces: bool | null, reason: str}")
+    return [replaces, reason]
+
+
+def parse_facts(text: str) -> list[Fact]:
+    """The facts of an answer to the extraction prompt; ExtractionError if unusable.
+
+    Strict about the shape: the answer must be a JSON object with a ``facts``
     list whose items are objects with non-empty string ``content``.  Lenient
     about values: an unknown category drops that fact, importance is coerced to
     a float and clamped to [0, 1] (missing: 0.5), entities keep their strings.
     Text is cleaned of what no brain stores (NUL, control characters, lone
     surrogates): a fact left with no words is dropped.
     """
-    try:
-        text = body["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError) as e:
-        raise ExtractionError("LLM answer has no choices[0].message.content") from e
-    if not isinstance(text, str):
-        raise ExtractionError("LLM message content is not text")
-    fenced = _FENCE.match(text.strip())
-    try:
-        data = json.loads(fenced.group(1) if fenced else text)
-    except ValueError as e:
-        raise ExtractionError("LLM message is not JSON") from e
+    data = answered_object(text)
     if not isinstance(data, dict) or not isinstance(data.get("facts"), list):
         raise ExtractionError('LLM message is not an object with a "facts" list')
-    facts = [f for f in (_fact(item) for item in data["facts"]) if f is not None]
-    usage = body.get("usage") if isinstance(body, dict) else None
-    tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
-    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
-        tokens = 0
-    return facts, tokens
+    return [f for f in (_fact(item) for item in data["facts"]) if f is not None]
 
 
 def _fact(item: Any) -> Fact | None:

@@ -8,6 +8,7 @@ transaction (a retry after a failure still finds every row to go):
   entries, co-activation edges, judgements, said vectors, supersession notes
   and journal entries (the before-images an edit or a pass left), and the
   inbox rows of its turns (:mod:`.rows`);
+- what reasoners answered about its words (the judgement cache);
 - the proposals naming its traces, in every status: ledger rows and files;
 - what the pass reports say of them, in the brain (``consolidation_log``) and
   in ``dream-reports/`` (:mod:`.redact`, :mod:`.files`);
@@ -35,6 +36,7 @@ from memory_core.brain.db import Brain, tables
 from memory_core.brain.leases import PASS_LEASE, LeaseHeld, acquire_lease, release_lease
 from memory_core.errors import BrainError, Forbidden, InvalidArgument
 from memory_core.forget import files, rows
+from memory_core.reasoners import cache as judgements
 from memory_core.settings import Settings
 from memory_core.traces.model import check_scope
 from memory_core.traces.store import tags_rewritten
@@ -111,6 +113,7 @@ def _forget(brain: Brain, settings: Settings, scope_id: str, scope: str | None) 
         proposals = filed | rows.proposals_naming(conn, traces)
         rows.delete_in(conn, "proposals", "id", sorted(proposals))
         turns = rows.remove_turns(conn, scope_id, scope)
+        judgements.forget(conn, scope_id, scope)
         rows.redact_pass_reports(conn, traces | proposals)
         rows.scrub_merge_state(conn, traces | proposals)
         rows.restart_vector_log(conn)

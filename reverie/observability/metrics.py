@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
@@ -46,6 +46,8 @@ DREAM_OUTCOMES = ("ok", "failed", "interrupted")
 INBOX_STATUSES = ("pending", "failed")
 SEARCH_MODES = ("fts", "natural")
 SCHEDULER_OUTCOMES = ("ok", "failed", "missed", "skipped")
+# Why a dream pass left a question to its offline verdict without asking.
+JUDGE_UNASKED = ("over_budget", "failing")
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 _LAG_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
@@ -161,6 +163,30 @@ class Metrics:
             "reverie_dream_lease_contention_total",
             "Dream passes not started because another pass held the brain's lease.",
         )
+        # -- the dream pass's judge (the configured reasoner) --
+        self.judge_calls = counter(
+            "reverie_dream_judge_calls_total", "Questions dream passes asked the reasoner."
+        )
+        self.judge_cache_hits = counter(
+            "reverie_dream_judge_cache_hits_total",
+            "Dream pass questions answered from the judgement cache (not asked again).",
+        )
+        self.judge_failures = counter(
+            "reverie_dream_judge_failures_total",
+            "Dream pass questions asked without a usable answer (offline verdict kept).",
+        )
+        self.judge_unasked = counter(
+            "reverie_dream_judge_unasked_total",
+            "Dream pass questions not asked (offline verdict kept): over_budget (the "
+            "pass's REVERIE_DREAM_MAX_JUDGE_CALLS spent) or failing (breaker open, failures).",
+            ("reason",),
+        )
+        self.judge_tokens = counter(
+            "reverie_dream_judge_tokens_total", "Reasoner tokens dream passes spent."
+        )
+        self.judge_seconds = counter(
+            "reverie_dream_judge_seconds_total", "Seconds dream passes waited for the reasoner."
+        )
         # -- scheduler --
         self.scheduler_jobs = counter(
             "reverie_scheduler_job_runs_total",
@@ -190,6 +216,8 @@ class Metrics:
             self.dream_step_duration.labels(step)
         for step, action in DREAM_ACTIONS:
             self.dream_items.labels(step, action)
+        for reason in JUDGE_UNASKED:
+            self.judge_unasked.labels(reason)
 
     def init_scheduler_jobs(self, job_ids: Iterable[str]) -> None:
         """Make each job's run and sent series exist at 0 (every outcome)."""
@@ -235,8 +263,20 @@ class Metrics:
         for step_name, action in DREAM_ACTIONS:
             if n := report.count(step_name, action):
                 self.dream_items.labels(step_name, action).inc(n)
+        if report.judge:
+            self.observe_judge(report.judge)
         if report.status == "ok":
             self.dream_last_success.set(time.time())
+
+    def observe_judge(self, spent: dict[str, Any]) -> None:
+        """Count what one pass's judge spent (its report's ``judge``)."""
+        self.judge_calls.inc(spent.get("calls", 0))
+        self.judge_cache_hits.inc(spent.get("cached", 0))
+        self.judge_failures.inc(spent.get("failed", 0))
+        self.judge_unasked.labels("over_budget").inc(spent.get("over_budget", 0))
+        self.judge_unasked.labels("failing").inc(spent.get("not_asked", 0))
+        self.judge_tokens.inc(spent.get("tokens", 0))
+        self.judge_seconds.inc(spent.get("seconds", 0.0))
 
     def observe_scheduler_event(self, job: str, outcome: str, sent: bool = False) -> None:
         """Count one scheduler job event (outcome: ok, failed, missed or skipped)."""

@@ -15,6 +15,7 @@ import pytest
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
+from memory_core.reasoners.host import CHILD_MARK
 from tests.conftest import memctl_in_process
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -47,9 +48,11 @@ args = ["--port", "9000"]
 
 @pytest.fixture
 def memctl(settings: mc.Settings) -> Run:
-    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        env = {"REVERIE_DATA_DIR": str(settings.data_dir)}
-        return memctl_in_process(["--brain", settings.brain_url, *args], env=env, input=stdin)
+    def run(
+        *args: str, stdin: str | None = None, env: dict[str, str | None] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        given: dict[str, str | None] = {"REVERIE_DATA_DIR": str(settings.data_dir), **(env or {})}
+        return memctl_in_process(["--brain", settings.brain_url, *args], env=given, input=stdin)
 
     return run
 
@@ -270,3 +273,69 @@ def test_a_hook_given_no_json_says_so_and_posts_nothing(memctl: Run, brain: mc.B
     bad = memctl("hook", "codex-turn", "--user", "ana", "[1, 2]")
     assert bad.returncode == 2 and "not a JSON object" in bad.stderr
     assert mc.list_traces(brain, identity=SYSTEM).traces == []
+
+
+def test_reasoner_host_gives_each_server_its_hosts_command_line_and_remove_restores(
+    memctl: Run, tmp_path: Path
+) -> None:
+    home = _claude_home(tmp_path)
+    (home / ".codex").mkdir()
+    (home / ".codex" / "config.toml").write_text(CODEX_TOML)
+    done = memctl(
+        "--json", "setup", "--host", "claude-code", "--reasoner", "host", "--home", str(home),
+        env={"PATH": str(tmp_path / "no-claude-here")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["reasoner"] == "host"
+    assert "claude is not on PATH" in done.stderr
+    server = json.loads((home / ".claude.json").read_text())["mcpServers"]["reverie"]
+    assert server["env"] == {"REVERIE_REASONER": "host", "REVERIE_HOST_CLI": "claude"}
+    done = memctl(
+        "setup", "--host", "codex", "--reasoner", "host", "--home", str(home), "--no-check"
+    )
+    assert done.returncode == 0, done.stderr
+    config = tomllib.loads((home / ".codex" / "config.toml").read_text())
+    assert config["mcp_servers"]["reverie"]["env"] == {
+        "REVERIE_REASONER": "host",
+        "REVERIE_HOST_CLI": "codex",
+    }
+    again = memctl("setup", "--host", "codex", "--home", str(home), "--no-check")
+    assert again.returncode == 0, again.stderr  # a setup without it takes it out
+    assert (
+        "env"
+        not in tomllib.loads((home / ".codex" / "config.toml").read_text())["mcp_servers"][
+            "reverie"
+        ]
+    )
+    for host in ("claude-code", "codex"):
+        assert memctl("setup", "--host", host, "--remove", "--home", str(home)).returncode == 0
+    assert (home / ".claude.json").read_text() == CLAUDE_JSON
+    assert (home / ".codex" / "config.toml").read_text() == CODEX_TOML
+
+
+def test_a_reasoner_setup_cannot_wire_changes_nothing(memctl: Run, tmp_path: Path) -> None:
+    home = _claude_home(tmp_path)
+    bad = memctl("setup", "--host", "claude-code", "--reasoner", "chat", "--home", str(home))
+    assert bad.returncode == 2 and "--reasoner: host" in bad.stderr
+    assert (home / ".claude.json").read_text() == CLAUDE_JSON
+    assert sorted(p.name for p in home.iterdir()) == [".claude", ".claude.json"]
+
+
+def test_the_hooks_of_a_session_answering_reverie_do_nothing(
+    memctl: Run, brain: mc.Brain, tmp_path: Path
+) -> None:
+    mc.add_traces(brain, [mc.NewTrace("Ana is allergic to penicillin.", scope_id="ana")],
+                  identity=SYSTEM)  # fmt: skip
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in TRANSCRIPT) + "\n")
+    payload = json.dumps({"session_id": "s-1", "transcript_path": str(path)})
+    event = {"type": "agent-turn-complete", "turn-id": "1", "input-messages": ["hi"]}
+    asked = {CHILD_MARK: "1"}
+    started = memctl("hook", "session-start", "--user", "ana", env=asked)
+    ended = memctl("hook", "session-end", "--user", "ana", stdin=payload, env=asked)
+    turned = memctl("hook", "codex-turn", "--user", "ana", json.dumps(event), env=asked)
+    assert [r.returncode for r in (started, ended, turned)] == [0, 0, 0]
+    assert started.stdout == ""
+    assert [t.content for t in mc.list_traces(brain, identity=SYSTEM).traces] == [
+        "Ana is allergic to penicillin."
+    ]

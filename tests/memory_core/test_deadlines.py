@@ -12,6 +12,7 @@ import memory_core as mc
 from memory_core.embedders.openai import OpenAIEmbedder
 from memory_core.errors import EmbedderError, ExtractionError
 from memory_core.extraction.llm import LLMExtractor
+from memory_core.reasoners.chat import ChatReasoner
 from memory_core.retrieval.rerank import Reranker
 from tests.fakes import FakeLLM
 
@@ -28,7 +29,7 @@ def dripping(llm_server: FakeLLM) -> FakeLLM:
 
 
 def test_a_slow_drip_llm_costs_an_extraction_its_timeout_and_no_more(dripping: FakeLLM) -> None:
-    extractor = LLMExtractor(dripping.url, "m", timeout_s=TIMEOUT_S, max_retries=2)
+    extractor = LLMExtractor(ChatReasoner(dripping.url, "m", timeout_s=TIMEOUT_S, max_retries=2))
     started = time.monotonic()
     try:
         with pytest.raises(ExtractionError):

@@ -26,8 +26,9 @@ from memory_core.extraction import (
     make_extract,
     make_extractor,
 )
-from memory_core.extraction.breaker import Breaker
 from memory_core.extraction.llm import LLMExtractor
+from memory_core.reasoners.breaker import Breaker
+from memory_core.reasoners.chat import ChatReasoner
 from tests.fakes import FakeLLM
 
 # ---------------------------------------------------------------- HEXACO rules
@@ -347,7 +348,7 @@ def client(url: str, **kwargs: Any) -> LLMExtractor:
         "backoff_s": 0.01,
     }
     options.update(kwargs)
-    return LLMExtractor(url, "test-model", **options)
+    return LLMExtractor(ChatReasoner(url, "test-model", **options))
 
 
 def free_port_url() -> str:
@@ -472,11 +473,11 @@ def test_llm_timeout_is_honoured_quickly(llm_server: FakeLLM) -> None:
 
 
 def test_llm_retry_backoff_grows_and_is_capped() -> None:
-    extractor = LLMExtractor("http://127.0.0.1:9/v1", "m", backoff_s=1.0, backoff_max_s=4.0)
+    chat = ChatReasoner("http://127.0.0.1:9/v1", "m", backoff_s=1.0, backoff_max_s=4.0)
     for attempt, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (6, 4.0)]:
-        delay = extractor._backoff(attempt, None)
+        delay = chat._backoff(attempt, None)
         assert ceiling / 2 <= delay <= ceiling
-    assert extractor._backoff(1, 30.0) == 4.0  # Retry-After, capped
+    assert chat._backoff(1, 30.0) == 4.0  # Retry-After, capped
 
 
 def test_server_down_falls_back_to_offline_and_records_why() -> None:
@@ -531,8 +532,8 @@ def test_make_extract_runs_the_configured_pipeline_and_returns_an_extraction() -
 def test_make_extractor_picks_llm_only_when_a_base_url_is_set() -> None:
     assert isinstance(make_extractor(mc.load_settings()), OfflineExtractor)
     llm = make_extractor(mc.load_settings(llm_base_url="http://127.0.0.1:9/v1", llm_max_retries=0))
-    assert isinstance(llm, LLMExtractor)
-    assert llm.name == "llm" and llm.max_retries == 0
+    assert isinstance(llm, LLMExtractor) and isinstance(llm.reasoner, ChatReasoner)
+    assert llm.name == "llm" and llm.reasoner.max_retries == 0
 
 
 # -- a hung endpoint and the breaker ------------------------------------------------

@@ -27,6 +27,7 @@ from reverie.observability.metrics import (
     DREAM_STEPS,
     HTTP_METHODS,
     INBOX_STATUSES,
+    JUDGE_UNASKED,
     OTHER,
 )
 from reverie.scheduler import build_scheduler
@@ -71,6 +72,12 @@ REVERIE_FAMILIES = {
     "reverie_dream_items",
     "reverie_dream_last_success_timestamp_seconds",
     "reverie_dream_lease_contention",
+    "reverie_dream_judge_calls",
+    "reverie_dream_judge_cache_hits",
+    "reverie_dream_judge_failures",
+    "reverie_dream_judge_unasked",
+    "reverie_dream_judge_tokens",
+    "reverie_dream_judge_seconds",
     # scheduler
     "reverie_scheduler_job_runs",
     "reverie_scheduler_messages_sent",
@@ -204,6 +211,7 @@ def test_exposition_after_turns_a_search_and_a_dream_pass_has_every_family(
     last_ok = value(after, "reverie_dream_last_finished_timestamp_seconds", status="ok")
     assert abs(last_ok - time.time()) < 60
     assert value(after, "reverie_dream_last_finished_timestamp_seconds", status="failed") == 0
+    assert delta("reverie_dream_judge_calls_total") == 0  # offline: no reasoner to ask
     # scheduler: the start-time jobs ran once each
     assert delta("reverie_scheduler_job_runs_total", job=RECONCILE, outcome="ok") == 1
     assert delta("reverie_scheduler_messages_sent_total", job=RECONCILE) == 1
@@ -242,6 +250,7 @@ def allowed_label_values(client: TestClient) -> dict[str, set[str]]:
         "queue_name": set(QUEUES),
         "queue": set(QUEUES),
         "actor_name": ACTORS,
+        "reason": set(JUDGE_UNASKED),
     }
 
 

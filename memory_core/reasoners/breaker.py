@@ -1,8 +1,8 @@
-"""A circuit breaker for a remote endpoint: stop calling one that keeps failing.
+"""A circuit breaker for a reasoner: stop asking one that keeps failing.
 
 After ``failures`` failed calls in a row the breaker opens: calls are refused
 at once (the caller falls back, the offline extractor for ingestion) instead of
-each waiting for the endpoint's timeout.  Once ``probe_after_s`` has passed,
+each waiting for the reasoner's deadline.  Once ``probe_after_s`` has passed,
 one call is let through as a probe: its success closes the breaker, its
 failure opens it for another ``probe_after_s``.
 """
