@@ -1,0 +1,100 @@
+"""What a sentence someone said is, and what a question asks: the learned readings.
+
+:func:`read_statements` judges sentences as a person reading a chat would: whom each
+is about (the speaker, someone else, no one), which attribute of a person it states
+(identity, work, home, relationship, family, pet, health, medication, habit, likes,
+plan, vehicle, education, a one-off event, or none), whether it is worth keeping
+for months, whether it is small talk, and whether the speaker asked for it to be
+kept.  :func:`read_questions` judges questions asked of memory: the attribute asked
+about, and whether it asks how things are now.
+
+Both are the shipped models of :mod:`memory_core.language.textmodel`, trained on
+labelled examples (``python -m bench.language --train``); without a shipped model a
+reading says nothing (None), and callers keep to what they did before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory_core.language import textmodel
+
+SPEAKER, OTHER, NONE = "speaker", "other", "none"
+ATTRIBUTES = (
+    "identity",
+    "work",
+    "education",
+    "residence",
+    "relationship",
+    "family",
+    "pet",
+    "health",
+    "medication",
+    "habit",
+    "likes",
+    "plan",
+    "vehicle",
+    "event",
+    NONE,
+)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A sentence as read: the most likely answer of each judgement, with its odds."""
+
+    about: str  # speaker | other | none
+    attribute: str  # one of ATTRIBUTES
+    attribute_p: float
+    durable: float  # the probability that it is worth keeping for months
+    smalltalk: float  # the probability that it says nothing but being sociable
+    keep: float  # the probability that the speaker asked for it to be kept
+
+    @property
+    def says_something(self) -> bool:
+        """Whether it states anything of a person at all."""
+        return NONE not in (self.about, self.attribute) and self.smalltalk < 0.5
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question as read: the attribute it asks about, and whether of now."""
+
+    attribute: str
+    attribute_p: float
+    now: float  # the probability that it asks how things are at present
+
+
+def _yes(judged: dict[str, tuple[str, float]], head: str) -> float:
+    label, p = judged[head]
+    return p if label == "true" else 1.0 - p
+
+
+def read_statements(texts: Sequence[str]) -> list[Statement] | None:
+    """Each sentence's reading; None when no statements model is shipped."""
+    model = textmodel.shipped("statements")
+    if model is None:
+        return None
+    return [
+        Statement(
+            about=j["about"][0],
+            attribute=j["attribute"][0],
+            attribute_p=j["attribute"][1],
+            durable=_yes(j, "durable"),
+            smalltalk=_yes(j, "smalltalk"),
+            keep=_yes(j, "keep"),
+        )
+        for j in model.judge(texts)
+    ]
+
+
+def read_questions(texts: Sequence[str]) -> list[Question] | None:
+    """Each question's reading; None when no questions model is shipped."""
+    model = textmodel.shipped("questions")
+    if model is None:
+        return None
+    return [
+        Question(attribute=j["attribute"][0], attribute_p=j["attribute"][1], now=_yes(j, "now"))
+        for j in model.judge(texts)
+    ]
