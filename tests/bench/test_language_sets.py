@@ -12,25 +12,12 @@ from typing import Any
 
 import pytest
 
+from memory_core.language import reading
+
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data"
 
-ATTRIBUTES = {
-    "identity",
-    "work",
-    "education",
-    "residence",
-    "relationship",
-    "family",
-    "pet",
-    "health",
-    "medication",
-    "habit",
-    "likes",
-    "plan",
-    "vehicle",
-    "event",
-    "none",
-}
+# The sets are labelled with the attributes the readings judge.
+ATTRIBUTES = set(reading.ATTRIBUTES)
 REGISTERS = {"assistant_chat", "texting", "formal", "group_chat", "voice", "terse"}
 STATEMENT_FIELDS = {
     "id",
