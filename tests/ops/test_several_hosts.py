@@ -1,7 +1,8 @@
 """Several hosts on one PostgreSQL brain: two APIs, two worker groups, disasters.
 
 Each host is a network namespace of this machine joined to the others by veth
-pairs on a bridge (10.77.0.0/24; the test's own addresses, nothing else): a
+pairs on a bridge (a 10.77.x.0/24 no interface of this machine holds, so a run
+left behind by a killed one or beside this one never shares its routes): a
 database host runs a PostgreSQL server and Redis of the test's own, hosts A and
 B each run ``memctl api`` and a ``memctl worker`` group.  Clients post turns to
 both APIs; mid-run host A's worker group and API are killed with -9.  Every
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -36,9 +38,8 @@ from tests.workers.test_crashes import done_count
 
 pytestmark = pytest.mark.slow
 
-NET = "10.77.0"
 BRIDGE = "rvbr0"
-HOSTS = {"db": f"{NET}.10", "a": f"{NET}.11", "b": f"{NET}.12"}
+HOST_NUMBERS = {"db": 10, "a": 11, "b": 12}
 PORT = 8420
 TURNS_PER_CLIENT = 120
 WORDS = ["heron", "maple", "quartz", "lantern", "fjord", "saffron", "cobalt", "tundra"]
@@ -63,15 +64,39 @@ def _netns_permitted() -> str | None:
     return None
 
 
+def _free_net() -> str:
+    """A 10.77.x network no address or route of this machine is in."""
+    taken = subprocess.run(
+        ["ip", "-4", "-o", "addr"], check=True, capture_output=True, text=True
+    ).stdout
+    taken += subprocess.run(
+        ["ip", "-4", "route"], check=True, capture_output=True, text=True
+    ).stdout
+    for third in random.sample(range(256), 256):
+        if f"10.77.{third}." not in taken:
+            return f"10.77.{third}"
+    pytest.fail("every 10.77.x.0/24 is in use on this machine")
+
+
+@dataclass(frozen=True)
+class Net:
+    prefix: str  # "10.77.x"
+    names: dict[str, str]  # host -> namespace
+
+    def address(self, host: str) -> str:
+        return f"{self.prefix}.{HOST_NUMBERS[host]}"
+
+
 @contextmanager
-def hosts() -> Iterator[dict[str, str]]:
-    """The namespaces (name -> address), on a bridge the test's own process reaches."""
+def hosts() -> Iterator[Net]:
+    """The namespaces, on a bridge the test's own process reaches."""
     tag = uuid.uuid4().hex[:4]
-    names = {h: f"rv{h}{tag}" for h in HOSTS}
+    net = Net(_free_net(), {h: f"rv{h}{tag}" for h in HOST_NUMBERS})
+    names = net.names
     bridge = f"{BRIDGE}{tag}"[:15]
     try:
         _ip("link", "add", bridge, "type", "bridge")
-        _ip("addr", "add", f"{NET}.1/24", "dev", bridge)
+        _ip("addr", "add", f"{net.prefix}.1/24", "dev", bridge)
         _ip("link", "set", bridge, "up")
         for h, ns in names.items():
             outer, inner = f"rv{h}{tag}o", f"rv{h}{tag}i"
@@ -80,10 +105,10 @@ def hosts() -> Iterator[dict[str, str]]:
             _ip("link", "set", inner, "netns", ns)
             _ip("link", "set", outer, "master", bridge)
             _ip("link", "set", outer, "up")
-            _ip("addr", "add", f"{HOSTS[h]}/24", "dev", inner, ns=ns)
+            _ip("addr", "add", f"{net.address(h)}/24", "dev", inner, ns=ns)
             _ip("link", "set", inner, "up", ns=ns)
             _ip("link", "set", "lo", "up", ns=ns)
-        yield names
+        yield net
     finally:
         for ns in names.values():
             subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
@@ -94,20 +119,33 @@ def _in(ns: str, *cmd: str) -> list[str]:
     return ["ip", "netns", "exec", ns, *cmd]
 
 
-def _wait_port(host: str, port: int, proc: subprocess.Popen[bytes], what: str) -> None:
+def _wait_port(
+    host: str, port: int, proc: subprocess.Popen[bytes], what: str, log: Path
+) -> None:
     import socket
+
+    def said() -> str:
+        return log.read_text(errors="replace")[-2000:] if log.exists() else ""
 
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        assert proc.poll() is None, f"{what} exited with {proc.returncode}"
+        assert proc.poll() is None, f"{what} exited with {proc.returncode}:\n{said()}"
         with suppress(OSError), socket.create_connection((host, port), timeout=0.5):
             return
         time.sleep(0.2)
-    raise AssertionError(f"{what} never listened on {host}:{port}")
+    routes = subprocess.run(["ip", "-4", "route"], capture_output=True, text=True).stdout
+    raise AssertionError(
+        f"{what} never listened on {host}:{port}\nroutes:\n{routes}\n{what} said:\n{said()}"
+    )
+
+
+def _spawn(log: Path, cmd: list[str]) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
 
 
 @contextmanager
-def database_host(ns: str) -> Iterator[tuple[str, str]]:
+def database_host(net: Net, logs: Path) -> Iterator[tuple[str, str]]:
     """A PostgreSQL server and a Redis of the test's own on the database host."""
     pgbin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))
     if not pgbin or shutil.which("redis-server") is None:
@@ -126,9 +164,11 @@ def database_host(ns: str) -> Iterator[tuple[str, str]]:
         timeout=120,
     )
     with (pgdata / "pg_hba.conf").open("a") as hba:
-        hba.write(f"host all all {NET}.0/24 trust\n")
-    host = HOSTS["db"]
-    server = subprocess.Popen(
+        hba.write(f"host all all {net.prefix}.0/24 trust\n")
+    host, ns = net.address("db"), net.names["db"]
+    pg_log, redis_log = logs / "postgres.log", logs / "redis.log"
+    server = _spawn(
+        pg_log,
         _in(
             ns,
             *owner,
@@ -142,10 +182,9 @@ def database_host(ns: str) -> Iterator[tuple[str, str]]:
             "-c",
             "max_connections=200",
         ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
     )
-    redis_server = subprocess.Popen(
+    redis_server = _spawn(
+        redis_log,
         _in(
             ns,
             "redis-server",
@@ -160,12 +199,10 @@ def database_host(ns: str) -> Iterator[tuple[str, str]]:
             "--protected-mode",
             "no",
         ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
     )
     try:
-        _wait_port(host, 5432, server, "postgres")
-        _wait_port(host, 6379, redis_server, "redis-server")
+        _wait_port(host, 5432, server, "postgres", pg_log)
+        _wait_port(host, 6379, redis_server, "redis-server", redis_log)
         yield (
             f"postgresql+psycopg://postgres@{host}:5432/reverie",
             f"redis://{host}:6379/0",
@@ -203,7 +240,7 @@ class Host:
 
     def api(self) -> None:
         proc = self.start("api", "api", "--host", self.address, "--port", str(PORT))
-        _wait_port(self.address, PORT, proc, f"the API on {self.ns}")
+        _wait_port(self.address, PORT, proc, f"the API on {self.ns}", self.log)
 
     def kill9(self, what: str) -> None:
         proc = self.procs.pop(what)
@@ -278,8 +315,9 @@ def test_two_apis_and_two_worker_groups_on_other_hosts_lose_and_duplicate_nothin
     data = tmp_path / "data"
     data.mkdir()
     with ExitStack() as stack:
-        names = stack.enter_context(hosts())
-        brain_url, redis_url = stack.enter_context(database_host(names["db"]))
+        net = stack.enter_context(hosts())
+        names = net.names
+        brain_url, redis_url = stack.enter_context(database_host(net, tmp_path))
         settings = mc.load_settings(brain_url=brain_url, data_dir=data, embedder="stub")
         brain = mc.open_brain(settings)  # made and migrated, from outside every host
         stack.callback(brain.close)
@@ -295,8 +333,8 @@ def test_two_apis_and_two_worker_groups_on_other_hosts_lose_and_duplicate_nothin
             "REVERIE_REDIS_HEARTBEAT_TIMEOUT_MS": "2000",
             "REVERIE_REDIS_MAINTENANCE_CHANCE": "1000000",
         }
-        a = Host(names["a"], HOSTS["a"], env, tmp_path / "a.log")
-        b = Host(names["b"], HOSTS["b"], env, tmp_path / "b.log")
+        a = Host(names["a"], net.address("a"), env, tmp_path / "a.log")
+        b = Host(names["b"], net.address("b"), env, tmp_path / "b.log")
         stack.callback(b.stop)
         stack.callback(a.stop)
         for h in (a, b):
