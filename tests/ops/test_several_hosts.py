@@ -119,9 +119,7 @@ def _in(ns: str, *cmd: str) -> list[str]:
     return ["ip", "netns", "exec", ns, *cmd]
 
 
-def _wait_port(
-    host: str, port: int, proc: subprocess.Popen[bytes], what: str, log: Path
-) -> None:
+def _wait_port(host: str, port: int, proc: subprocess.Popen[bytes], what: str, log: Path) -> None:
     import socket
 
     def said() -> str:
@@ -133,7 +131,9 @@ def _wait_port(
         with suppress(OSError), socket.create_connection((host, port), timeout=0.5):
             return
         time.sleep(0.2)
-    routes = subprocess.run(["ip", "-4", "route"], capture_output=True, text=True).stdout
+    routes = subprocess.run(
+        ["ip", "-4", "route"], check=False, capture_output=True, text=True
+    ).stdout
     raise AssertionError(
         f"{what} never listened on {host}:{port}\nroutes:\n{routes}\n{what} said:\n{said()}"
     )
