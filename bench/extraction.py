@@ -102,6 +102,12 @@ class Score:
     extracted: int = 0
     correct: int = 0
     relative: int = 0
+    # Labels the user asked to be kept, and how many of them a kept fact matched;
+    # facts kept as asked, and how many of them match such a label.
+    to_protect: int = 0
+    protected: int = 0
+    asked: int = 0
+    asked_rightly: int = 0
     misses: list[dict[str, Any]] = field(default_factory=list)
     false: list[dict[str, Any]] = field(default_factory=list)
 
@@ -112,6 +118,10 @@ class Score:
             "recall": round(self.found / self.labelled, 3) if self.labelled else None,
             "precision": round(self.correct / self.extracted, 3) if self.extracted else None,
             "relative_times_left": self.relative,
+            "protect_recall": round(self.protected / self.to_protect, 3)
+            if self.to_protect
+            else None,
+            "protect_precision": round(self.asked_rightly / self.asked, 3) if self.asked else None,
         }
 
 
@@ -122,12 +132,17 @@ def _when(turn: dict[str, Any]) -> float | None:
 def score(turns: Sequence[dict[str, Any]], extract: Callable[[str, str], Any]) -> Score:
     out = Score()
     for turn in turns:
-        facts = [
-            f.content for f in extract(turn["user"], turn["assistant"], when=_when(turn)).facts
-        ]
+        extracted = extract(turn["user"], turn["assistant"], when=_when(turn)).facts
+        facts = [f.content for f in extracted]
+        kept = [f.content for f in extracted if getattr(f, "keep", False)]
         labels = turn["facts"]
         out.labelled += len(labels)
         out.extracted += len(facts)
+        protect = [label for label in labels if label.get("protect")]
+        out.to_protect += len(protect)
+        out.protected += sum(any(matches(f, p["keys"]) for f in kept) for p in protect)
+        out.asked += len(kept)
+        out.asked_rightly += sum(any(matches(f, p["keys"]) for p in protect) for f in kept)
         for label in labels:
             if any(matches(f, label["keys"]) for f in facts):
                 out.found += 1
@@ -163,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{name}: recall {figures['recall']}, precision {figures['precision']}, "
             f"{figures['labelled_facts']} labelled, {figures['extracted_facts']} extracted, "
-            f"{figures['relative_times_left']} with a relative time left"
+            f"{figures['relative_times_left']} with a relative time left; asked to keep: "
+            f"recall {figures['protect_recall']}, precision {figures['protect_precision']}"
         )
         for miss in result.misses[: args.show]:
             print(f"  missed {miss['id']}: {miss['fact']}")

@@ -11,7 +11,7 @@ regressions over a text's character and word n-grams:
   whether it asks how things are ``now``.
 
 The labelled sets are in ``bench/data/``: ``statements_train_*.jsonl`` and
-``questions_train.jsonl`` to train on, ``*_dev.jsonl`` to choose by, and
+``questions_train*.jsonl`` to train on, ``*_dev.jsonl`` to choose by, and
 ``*_heldout.jsonl``, measured only once a method is settled.  Small talk also learns
 from the phatic sets' turns (``phatic_train.jsonl``: a content-free turn is small
 talk).
@@ -133,7 +133,7 @@ def statements_model(extra: list[dict[str, Any]]) -> TextModel:
 
 
 def questions_model(extra: list[dict[str, Any]]) -> TextModel:
-    train = rows("questions_train.jsonl") + extra
+    train = rows("questions_train*.jsonl") + extra
     return fit({h: train for h in QUESTION_HEADS}, QUESTION_HEADS)
 
 

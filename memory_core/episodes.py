@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_core.extraction.base import Fact
-from memory_core.traces.model import FACT_TAG, NewTrace, check_content
+from memory_core.traces.model import FACT_TAG, KEEP_TAG, NewTrace, check_content
 
 # Which kind of trace each fact category becomes.
 CATEGORY_TYPES = {
@@ -61,6 +61,19 @@ def episode_text(user: str, assistant: str) -> str:
     return "\n\n".join(parts)
 
 
+def _tags(fact: Fact) -> list[str]:
+    """A fact's category and mark; "keep" too when the user asked for it to be kept."""
+    return [fact.category, FACT_TAG, *([KEEP_TAG] if fact.keep else [])]
+
+
+def _read(fact: Fact) -> dict[str, Any]:
+    """What the extractor read of a fact, for its metadata."""
+    read: dict[str, Any] = {"category": fact.category, "entities": fact.entities}
+    if fact.attribute is not None:
+        read["attribute"] = fact.attribute
+    return read
+
+
 def fact_trace(
     fact: Fact,
     scope: str,
@@ -77,9 +90,9 @@ def fact_trace(
         type=CATEGORY_TYPES.get(fact.category, "semantic"),
         scope=scope,
         scope_id=scope_id,
-        tags=[fact.category, FACT_TAG],
+        tags=_tags(fact),
         importance=min(max(fact.importance, 0.0), 1.0),
-        metadata={**meta, "category": fact.category, "entities": fact.entities},
+        metadata={**meta, **_read(fact)},
         sources=[{"turn": turn_id}, {"trace": episode_id}],
         occurred_at=occurred,
     )
@@ -94,9 +107,9 @@ def imported_fact(fact: Fact, episode: NewTrace, episode_id: str) -> NewTrace:
         type=CATEGORY_TYPES.get(fact.category, "semantic"),
         scope=episode.scope,
         scope_id=episode.scope_id,
-        tags=[fact.category, FACT_TAG],
+        tags=_tags(fact),
         importance=min(max(fact.importance, 0.0), 1.0),
-        metadata={**origin, "category": fact.category, "entities": fact.entities},
+        metadata={**origin, **_read(fact)},
         sources=[{"trace": episode_id}],
         occurred_at=episode.occurred_at,
     )

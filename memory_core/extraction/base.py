@@ -25,6 +25,12 @@ class Fact:
     category: str
     importance: float
     entities: list[str] = field(default_factory=list)
+    # Which attribute of a person it states (one of language.reading.ATTRIBUTES),
+    # when the extractor read one.
+    attribute: str | None = None
+    # The user asked for it to be kept ("Please remember that ..."): it is stored at
+    # or above the protect importance and tagged to keep.
+    keep: bool = False
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 * :func:`statement` strips greetings and discourse markers ("Yeah, ...",
   "Heads up, ...") and a trailing question tag ("..., any tips?"), and turns
   away questions, requests to the assistant and hypotheticals;
+  :func:`kept_statement` also says whether the user asked for it to be kept;
 * :func:`is_fragment` tells a verbless sentence ("Third night this week.")
   that continues the one before it;
 * :func:`resolve_pronouns` names who a sentence-initial "he" or "she" is
@@ -24,6 +25,7 @@ from memory_core.extraction.english import (
     has_subject_pronoun,
     starts_with_verb,
 )
+from memory_core.language.keeping import asked_to_keep
 
 _GREETING = re.compile(
     r"^(?:(?:(?:hey|hi|hello) there|hi|hello|hey|good (?:morning|afternoon|evening)|morning"
@@ -129,7 +131,19 @@ _LOOK_BACK = 3  # sentences searched for who a pronoun means
 
 def statement(sentence: str) -> str | None:
     """The sentence as a statement without greetings and markers, or None if it is not one."""
+    return kept_statement(sentence)[0]
+
+
+def kept_statement(sentence: str) -> tuple[str | None, bool]:
+    """The sentence as a statement (or None, as :func:`statement`), and whether the
+    user asked for it to be kept ("Please remember that I'm allergic to penicillin.":
+    the statement is "I'm allergic to penicillin.")."""
     text = _without_vocative(DISCOURSE_MARKER.sub("", _GREETING.sub("", sentence)).strip())
+    text, asked = asked_to_keep(text)
+    return _as_statement(text), asked
+
+
+def _as_statement(text: str) -> str | None:
     text = _POLITE_REMINDER.sub("", text)  # a reminder asked for is the user's to keep
     last = text.rsplit(maxsplit=1)[-1].strip(".!?").lower() if text else ""
     if last in _TRAILING_MARKERS:

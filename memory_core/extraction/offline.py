@@ -32,12 +32,14 @@ from memory_core.extraction.dates import month_named, names_day, resolve_times, 
 from memory_core.extraction.discourse import (
     expand_shorthand,
     is_fragment,
+    kept_statement,
     refers_back,
     resolve_pronouns,
-    statement,
 )
 from memory_core.extraction.english import KIN_AND_ROLES, WEEKDAYS, is_past, starts_with_verb
 from memory_core.language import sentences
+from memory_core.language.keeping import only_asks_to_keep
+from memory_core.language.reading import NONE, SPEAKER, Statement, read_statements
 from memory_core.textutil import STOPWORDS
 
 
@@ -194,6 +196,8 @@ _NOT_ENTITIES = frozenset(
 )
 
 _MIN_WORDS = 3
+_DURABLE = 0.6  # the statements model's odds that a statement is worth keeping for months
+_ASKED_TO_KEEP = 0.9  # its odds that the user asked for a statement to be kept
 _MIN_CHARS = 10
 _FILLER_MAX_WORDS = 5
 _MAX_ENTITIES = 8
@@ -212,6 +216,8 @@ class _Statement:
     dated: bool  # names a time of its own
     named: bool  # a "he" or "she" in it was replaced by a name
     about_user: bool  # first person, a verb-first sentence, or a named subject
+    keep: bool = False  # the user asked for it to be kept
+    read: Statement | None = None  # the statements model's reading of what was said
 
 
 def _words(sentence: str) -> list[str]:
@@ -250,7 +256,11 @@ def _statements(text: str, today: date | None) -> list[_Statement]:
     joinable = False  # the last sentence was a kept statement a fragment may continue
     month: tuple[int, int] | None = None  # the month named last, for "on the 9th"
     for sentence in sentences(text.replace("\u2019", "'")):
-        said = statement(sentence)
+        if kept and only_asks_to_keep(sentence):
+            kept[-1].keep = True  # "... Please remember that."
+            joinable = False
+            continue
+        said, keep = kept_statement(sentence)
         if said is None:
             history.append(sentence)
             if today:
@@ -274,9 +284,13 @@ def _statements(text: str, today: date | None) -> list[_Statement]:
             last.text = f"{last.text} {written}"
             last.said = f"{last.said} {said}"
             last.dated = last.dated or dated
+            last.keep = last.keep or keep
             continue
-        kept.append(_Statement(written, said, dated, named, about_user))
+        kept.append(_Statement(written, said, dated, named, about_user, keep))
         joinable = len(said.split()) >= _MIN_WORDS
+    readings = read_statements([s.said for s in kept]) if kept else None
+    for s, read in zip(kept, readings or (), strict=False):
+        s.read = read
     return kept
 
 
@@ -378,9 +392,13 @@ def _fact(statement: _Statement, today: date | None) -> Fact | None:
         return None
     low = statement.text.lower()
     specific = _specific(low, words, statement)
-    if not specific and _ENDS_ON_PRONOUN.search(low[-_PRONOUN_TAIL:]):
+    # A lasting attribute of the user's tells as much as a name or a date in it.
+    telling = specific or _of_the_user(statement)
+    if not telling and _ENDS_ON_PRONOUN.search(low[-_PRONOUN_TAIL:]):
         return None  # "I love it.": what "it" is was said elsewhere, so this says nothing
-    category = _classify(low, words, specific)
+    category = _classify(low, words, specific) or _read_category(statement, low)
+    if category is None and statement.keep:
+        category = "knowledge"  # asked to be kept, so kept whatever it is
     if category is None:
         return None
     if category == "action_item" and (statement.dated or _ABSOLUTE_TIME.search(low)):
@@ -388,10 +406,38 @@ def _fact(statement: _Statement, today: date | None) -> Fact | None:
         # November 2023 at 3:30", "the tax is due by 31 January 2025"): kept as what
         # happens then, whether or not the agent keeps to-dos.
         category = "episodic"
-    score = _importance(category, low, words, specific, statement)
+    score = _importance(category, low, words, telling, statement)
     importance = round(max(0.05, min(0.95, score)), 2)
     entities = _entities(said)
-    return Fact(f"User: {_stamped(statement, low, today)}", category, importance, entities)
+    read = statement.read
+    return Fact(
+        f"User: {_stamped(statement, low, today)}",
+        category,
+        importance,
+        entities,
+        attribute=read.attribute if read is not None and read.attribute != NONE else None,
+        keep=statement.keep or (read is not None and read.keep >= _ASKED_TO_KEEP),
+    )
+
+
+def _of_the_user(statement: _Statement) -> bool:
+    """Whether the statements model reads it as a lasting attribute of the user's ("I
+    quit nursing, now I am a teacher"): as telling as a name or a date in it."""
+    read = statement.read
+    return (
+        read is not None
+        and read.about == SPEAKER
+        and read.attribute != NONE
+        and read.durable >= _DURABLE
+        and read.smalltalk < _DURABLE
+    )
+
+
+def _read_category(statement: _Statement, low: str) -> str | None:
+    """What the patterns missed, as the statements model reads it."""
+    if not _of_the_user(statement):
+        return None
+    return "episodic" if is_past(_SUBORDINATE.split(low, maxsplit=1)[0]) else "knowledge"
 
 
 def _day(when: float | None) -> date | None:

@@ -75,6 +75,8 @@ class MemoryConfig:
     max_per_turn: int = BASE_MAX_PER_TURN
     enabled_categories: frozenset[str] = frozenset(BASE_CATEGORIES)
     category_boosts: Mapping[str, float] = field(default_factory=dict)
+    # What a fact the user asked to keep is raised to (the pruning pass's protection).
+    keep_importance: float = 0.7
 
 
 def _trait(value: float) -> float:
@@ -142,9 +144,10 @@ def config_from_settings(settings: Settings) -> MemoryConfig:
         conscientiousness=settings.personality_conscientiousness,
         openness=settings.personality_openness,
     )
-    return derive_memory_config(
+    derived = derive_memory_config(
         traits, settings.extract_importance_threshold, settings.extract_max_per_turn
     )
+    return replace(derived, keep_importance=settings.dream_protect_importance)
 
 
 def _clamp_importance(value: float) -> float:
@@ -159,15 +162,20 @@ def filter_facts(facts: Iterable[Fact], config: MemoryConfig) -> list[Fact]:
     Drops facts of disabled categories, adds the category boost (the result,
     clamped to [0, 1], becomes the fact's importance), drops facts below the
     threshold and keeps at most ``max_per_turn``, highest importance first;
-    ties keep their extraction order.
+    ties keep their extraction order.  A fact the user asked to keep comes first
+    and is always kept, at ``keep_importance`` or above.
     """
     kept: list[Fact] = []
+    asked: list[Fact] = []
     for fact in facts:
+        boosted = _clamp_importance(fact.importance + config.category_boosts.get(fact.category, 0))
+        if fact.keep:  # the user's own word outranks every setting
+            asked.append(replace(fact, importance=max(boosted, config.keep_importance)))
+            continue
         if fact.category not in config.enabled_categories:
             continue
-        boosted = _clamp_importance(fact.importance + config.category_boosts.get(fact.category, 0))
         if boosted < config.importance_threshold:
             continue
         kept.append(replace(fact, importance=boosted))
     kept.sort(key=lambda f: f.importance, reverse=True)  # sort is stable
-    return kept[: max(0, config.max_per_turn)]
+    return asked + kept[: max(0, config.max_per_turn - len(asked))]

@@ -34,22 +34,37 @@ import numpy.typing as npt
 DATA = Path(__file__).resolve().parent / "data"
 _WORD = re.compile(r"\w+")
 _SHORTEST, _LONGEST = 2, 5  # character n-grams, within each word padded by a space
+_KNOWN_WORDS = 50_000  # words whose n-grams a model remembers, before it starts afresh
 
 
 def ngrams(text: str) -> list[str]:
     """The features of ``text``: character 2- to 5-grams of each whitespace-separated
     word padded with spaces (``c:``), and its words and word pairs (``w:``), lower-cased."""
-    low = text.lower().replace("\u2019", "'")
+    low = _lower(text)
     out: list[str] = []
     for token in low.split():
-        padded = f" {token} "
-        size = len(padded)
-        for n in range(_SHORTEST, min(_LONGEST, size) + 1):
-            out += ["c:" + padded[i : i + n] for i in range(size - n + 1)]
-    words = _WORD.findall(low)
-    out += ["w:" + w for w in words]
-    out += [f"w:{a} {b}" for a, b in pairwise(words)]
+        out += _characters(token)
+    return out + _words(low)
+
+
+def _lower(text: str) -> str:
+    return text.lower().replace("\u2019", "'")
+
+
+def _characters(token: str) -> list[str]:
+    """A lower-cased token's character n-grams, padded with spaces."""
+    padded = f" {token} "
+    size = len(padded)
+    out: list[str] = []
+    for n in range(_SHORTEST, min(_LONGEST, size) + 1):
+        out += ["c:" + padded[i : i + n] for i in range(size - n + 1)]
     return out
+
+
+def _words(low: str) -> list[str]:
+    """A lower-cased text's words and word pairs."""
+    words = _WORD.findall(low)
+    return ["w:" + w for w in words] + [f"w:{a} {b}" for a, b in pairwise(words)]
 
 
 # A text's n-gram features: the vocabulary indexes it holds and their weights.
@@ -94,10 +109,26 @@ class TextModel:
     digest: str = ""
 
     def sparse(self, text: str) -> Sparse:
-        """The n-gram features of ``text``, weighed as the training weighed them."""
-        vocabulary = self.vocabulary
-        known = [vocabulary[g] for g in ngrams(text) if g in vocabulary]
-        index, counts = np.unique(np.asarray(known, dtype=np.int64), return_counts=True)
+        """The n-gram features of ``text``, weighed as the training weighed them.
+
+        The same as looking up each of :func:`ngrams`, but a word's character n-grams
+        are looked up once and remembered: words recur, and looking up a text's
+        thousand n-grams one by one was most of the time a judgement took."""
+        vocabulary, known = self.vocabulary, self._known
+        low = _lower(text)
+        parts: list[npt.NDArray[np.int64]] = []
+        for token in low.split():
+            found = known.get(token)
+            if found is None:
+                if len(known) >= _KNOWN_WORDS:
+                    known.clear()
+                grams = [vocabulary[g] for g in _characters(token) if g in vocabulary]
+                found = known[token] = np.asarray(grams, dtype=np.int64)
+            parts.append(found)
+        parts.append(
+            np.asarray([vocabulary[g] for g in _words(low) if g in vocabulary], dtype=np.int64)
+        )
+        index, counts = np.unique(np.concatenate(parts), return_counts=True)
         values = ((1.0 + np.log(counts)) * self.idf[index]).astype(np.float32)
         norm = float(np.linalg.norm(values))
         return index, values / norm if norm else values
@@ -143,6 +174,11 @@ class TextModel:
             name: _softmax(logits[:, a:b], len(self.heads[name].classes))
             for name, (a, b) in spans.items()
         }
+
+    @cached_property
+    def _known(self) -> dict[str, npt.NDArray[np.int64]]:
+        """Each word met so far: the vocabulary indexes of its character n-grams."""
+        return {}
 
     @cached_property
     def _joined(

@@ -26,6 +26,7 @@ KNOWN_SQL = f"(deleted = 0 OR coalesce(deleted_reason, '') NOT LIKE '{PRUNED_PRE
 MAX_TAGS = 64
 TURN_TAG = "turn"  # the tag of a posted turn's verbatim episode
 FACT_TAG = "auto_ingest"  # the tag of a fact drawn from a turn or an imported exchange
+KEEP_TAG = "keep"  # a trace the user asked to be kept: never proposed for pruning
 MAX_TAG_LENGTH = 128
 MAX_STREAM_LENGTH = 512
 MAX_SLOT_LENGTH = 256

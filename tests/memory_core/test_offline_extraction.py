@@ -84,7 +84,7 @@ def test_a_to_do_with_a_date_is_kept_under_the_default_personality() -> None:
         ).facts
     ]
     assert kept == [
-        "User: Note to self: vet appointment for Biscuit on 11 May 2023 at 4:10, and I need to "
+        "User: Vet appointment for Biscuit on 11 May 2023 at 4:10, and I need to "
         "book the car's MOT."
     ]
     assert extract("I need to call the bank about the card.", "", when=MONDAY).facts == []
