@@ -24,6 +24,7 @@ from typing import Any
 
 from memory_core.errors import ConfigError, ExtractionError
 from memory_core.extraction.base import CATEGORIES, Extraction, Fact
+from memory_core.language.reading import ATTRIBUTES, NONE
 from memory_core.reasoners import Reasoner, make_reasoner
 from memory_core.reasoners.breaker import Breaker
 from memory_core.settings import Settings
@@ -36,7 +37,8 @@ You extract facts worth remembering from one exchange between a user and an \
 AI assistant, for the assistant's long-term memory.
 
 Answer with one JSON object and nothing else:
-{{"facts": [{{"content": "...", "category": "...", "importance": 0.0, "entities": ["..."]}}]}}
+{{"facts": [{{"content": "...", "category": "...", "importance": 0.0, "entities": ["..."], \
+"attribute": "...", "keep": false}}]}}
 
 - content: one concise sentence that reads on its own, naming who it is about \
 ("The user prefers tea to coffee.").
@@ -48,6 +50,10 @@ statement; emotional_context: how the user feels; action_item: something to do o
 to be reminded of.
 - importance: 0.0 to 1.0, how useful the fact is in future conversations.
 - entities: names, places, products, dates and numbers the fact mentions.
+- attribute: which attribute of a person the fact states, one of \
+{", ".join(ATTRIBUTES)}.
+- keep: true only when the user asked for it to be remembered ("please remember \
+that ...", "don't forget ...", "note that ...").
 
 Only what the user states or confirms is a fact about the user; what the assistant \
 says is not, unless the user agrees with it. When the exchange says when it took \
@@ -247,7 +253,8 @@ def parse_facts(text: str) -> list[Fact]:
     Strict about the shape: the answer must be a JSON object with a ``facts``
     list whose items are objects with non-empty string ``content``.  Lenient
     about values: an unknown category drops that fact, importance is coerced to
-    a float and clamped to [0, 1] (missing: 0.5), entities keep their strings.
+    a float and clamped to [0, 1] (missing: 0.5), entities keep their strings, an
+    unknown attribute is none, and only ``"keep": true`` asks for a fact to be kept.
     Text is cleaned of what no brain stores (NUL, control characters, lone
     surrogates): a fact left with no words is dropped.
     """
@@ -272,11 +279,15 @@ def _fact(item: Any) -> Fact | None:
     if category not in CATEGORIES:
         log.debug("dropping an LLM fact of unknown category %r", item.get("category"))
         return None
+    attribute = item.get("attribute")
+    attribute = attribute.strip().lower() if isinstance(attribute, str) else None
     return Fact(
         content=content,
         category=category,
         importance=_importance(item.get("importance")),
         entities=_entities(item.get("entities")),
+        attribute=attribute if attribute in ATTRIBUTES and attribute != NONE else None,
+        keep=item.get("keep") is True,
     )
 
 

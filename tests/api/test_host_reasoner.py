@@ -92,6 +92,7 @@ def test_a_hung_command_costs_a_turn_its_deadline_and_then_is_not_asked(
     second = ingested(client, "I prefer window seats on trains.")
     assert second["processed_at"] - second["created_at"] < TIMEOUT_S  # not waited for
     assert len(claude.calls()) == 1  # the breaker is open: the second turn was not asked
+    served.join()  # a job counts what it did once it returns, after its turn is done
     assert served.actors.stats["extractor_fallbacks"] == 2
     assert served.actors.stats["llm_skipped"] == 1
     assert facts(client, "hiking Alps") and facts(client, "window seats")  # read offline
@@ -107,4 +108,5 @@ def test_a_malformed_answer_falls_back_offline_for_its_turn_alone(
     ingested(client, "I grow chillies on my balcony.")
     assert facts(client, "chillies") == ["The user grows chillies on the balcony."]
     assert len(claude.calls()) == 2
+    served.join()
     assert served.actors.stats["extractor_fallbacks"] == 1

@@ -208,6 +208,15 @@ def test_filter_drops_everything_below_the_threshold() -> None:
     assert filter_facts([fact("goal", 0.39), fact("knowledge", 0.0)], MemoryConfig()) == []
 
 
+def test_a_fact_asked_to_be_kept_passes_every_setting_at_the_keep_importance() -> None:
+    asked = Fact("My PIN is 4471.", "action_item", 0.2, keep=True)  # a disabled category
+    config = MemoryConfig(max_per_turn=1, keep_importance=0.75)
+    kept = filter_facts([fact("knowledge", 0.9, "b"), asked], config)
+    assert [(f.content, f.importance) for f in kept] == [("My PIN is 4471.", 0.75)]
+    high = Fact("My PIN is 4471.", "knowledge", 0.9, keep=True)
+    assert filter_facts([high], config)[0].importance == 0.9  # raised, never lowered
+
+
 # ---------------------------------------------------------- offline extractor
 
 offline = OfflineExtractor()
@@ -396,6 +405,30 @@ def test_llm_good_answer_becomes_validated_facts_with_tokens(llm_server: FakeLLM
     assert body["response_format"] == {"type": "json_object"}
     assert "user_preference" in body["messages"][0]["content"]
     assert body["messages"][1]["content"] == "User: I'm vegetarian.\n\nAssistant: Noted!"
+
+
+def test_llm_facts_say_their_attribute_and_whether_they_were_asked_to_be_kept(
+    llm_server: FakeLLM,
+) -> None:
+    items = [
+        {
+            "content": "The user is allergic to penicillin.",
+            "category": "knowledge",
+            "attribute": "Health",
+            "keep": True,
+        },
+        {
+            "content": "The user drives a Polo.",
+            "category": "knowledge",
+            "attribute": "spaceship",
+            "keep": "yes",
+        },
+    ]
+    llm_server.answer({"facts": items})
+    facts = client(llm_server.url).extract("Please remember I'm allergic to penicillin.", "").facts
+    assert [(f.attribute, f.keep) for f in facts] == [("health", True), (None, False)]
+    prompt = llm_server.requests[0]["json"]["messages"][0]["content"]
+    assert '"keep"' in prompt and "medication" in prompt
 
 
 def test_llm_empty_fact_list_and_fenced_json_are_accepted(llm_server: FakeLLM) -> None:
