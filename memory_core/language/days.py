@@ -65,10 +65,8 @@ def span(today: date, how: str, name: str, on: str, inside: str) -> str:
         return on + written_day(today + timedelta(days=step))  # "last night", "this morning"
     if name == "week":
         return f"{inside}the week of {written_day(monday(today) + timedelta(days=7 * step))}"
-    if name == "weekend":
+    if name == "weekend":  # "last weekend" is the one before this week's, even on a weekday
         saturday = monday(today) + timedelta(days=5 + 7 * step)
-        if how == "last" and today.weekday() < 5:
-            saturday += timedelta(days=7)  # on a weekday "last weekend" is the one just gone
         return f"{on}the weekend of {written_day(saturday)}"
     if name == "month":
         return inside + written_month(*add_months(today.year, today.month, step))

@@ -7,9 +7,11 @@ sentence was said ("on 7 May 2023", "in May 2023", "the week of 1 May 2023").
 
 One regular expression finds the phrases and plain ``datetime`` arithmetic
 (:mod:`memory_core.language.days`) resolves them.  dateparser was measured beside
-it and not kept (``python -m bench.times``): it cannot say whether a phrase meant
-a day, a week or a month, misses "last May" and "Friday week", and its search of
-a sentence costs milliseconds, on the ingest's hot path.
+it and not kept (``python -m bench.times``: on the held-out sentences 0.99 resolved
+right in about 25 us against dateparser's 0.70 in 0.7-1.3 ms): it cannot say whether
+a phrase meant a day, a week or a month, misses "last weekend", "Friday week" and
+"the day before yesterday", reads "We" as Wednesday and "may" as May, and costs
+about a millisecond a sentence, on the ingest's hot path.
 
 A bare weekday, month or day of the month ("on Thursday", "in September",
 "the 26th") means the next one when the clause naming it looks ahead and the
