@@ -45,7 +45,7 @@ from memory_core.consolidation.digest import traceable
 from memory_core.consolidation.dream import dream
 from memory_core.consolidation.salience import is_smalltalk
 from memory_core.embedders import make_embedder
-from memory_core.extraction.dates import written_day
+from memory_core.language.days import written_day
 from memory_core.retrieval.query_embedding import query_embedder_for
 from memory_core.supersession.telling import said_by, said_in
 

@@ -16,18 +16,23 @@ from rapidfuzz.distance import OSA
 
 from memory_core import language
 from memory_core.consolidation.lexicon import (
-    AMBIGUOUS_MONTHS,
     FILLER,
-    MONTHS,
     NEGATORS,
     NUMBER_WORDS,
-    RELATIVE_TIMES,
     ROLES,
     SPELLING,
     STOPPING,
-    TIME_QUALIFIERS,
     UNITS,
-    WEEKDAYS,
+)
+from memory_core.language.lexicon import (
+    AMBIGUOUS_MONTHS,
+    AMBIGUOUS_WEEKDAYS,
+    DAY_KINDS,
+    MONTH_NUMBERS,
+    PERIODS,
+    RELATIVE_TIMES,
+    TIME_QUALIFIERS,
+    WEEKDAY_NUMBERS,
 )
 from memory_core.textutil import stem
 
@@ -102,25 +107,24 @@ def _time(tok: _Token, nxt: _Token | None, prev: _Token | None) -> str | None:
         return "clock:" + word
     if nxt is not None and word[:1].isdigit() and nxt.word in ("am", "pm", "oclock"):
         return f"clock:{word}{nxt.word}"
-    if word in WEEKDAYS:
-        if word in ("sat", "sun", "wed") and not tok.raw[:1].isupper():
+    if word in WEEKDAY_NUMBERS:
+        if word in AMBIGUOUS_WEEKDAYS and not tok.raw[:1].isupper():
             return None
-        return f"weekday:{WEEKDAYS[word]}"
-    if word in MONTHS:
+        return f"weekday:{WEEKDAY_NUMBERS[word]}"
+    if word in DAY_KINDS:
+        return f"weekday:{DAY_KINDS[word]}"
+    if word in MONTH_NUMBERS:
         near_number = any(t is not None and t.word[:1].isdigit() for t in (nxt, prev))
         if word in AMBIGUOUS_MONTHS and not near_number and not tok.raw[:1].isupper():
             return None
         if word in AMBIGUOUS_MONTHS and tok.initial and not near_number:
             return None
-        return f"month:{MONTHS[word]}"
+        return f"month:{MONTH_NUMBERS[word]}"
     if word in RELATIVE_TIMES:
         return "rel:" + RELATIVE_TIMES[word]
-    if word in _PERIODS and prev is not None and prev.word in TIME_QUALIFIERS:
+    if word in PERIODS and prev is not None and prev.word in TIME_QUALIFIERS:
         return "period:" + word  # "last month", "next week"
     return None
-
-
-_PERIODS = frozenset({"week", "month", "year", "weekend", "summer", "winter", "spring"})
 
 
 @lru_cache(maxsize=16_384)

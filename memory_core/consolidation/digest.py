@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from memory_core.consolidation.salience import is_smalltalk, sentences
-from memory_core.extraction.dates import written_day
-from memory_core.extraction.english import IRREGULAR_PAST
+from memory_core.language.days import written_day
+from memory_core.language.tense import IRREGULAR_PAST
 from memory_core.supersession.slots import USER
 from memory_core.supersession.telling import STAMP
 from memory_core.textutil import STOPWORDS, stem

@@ -24,7 +24,8 @@ from functools import lru_cache
 
 from memory_core import language
 from memory_core.consolidation.analysis import SPEAKER_LABEL
-from memory_core.consolidation.lexicon import FILLER, MONTHS, ROLES
+from memory_core.consolidation.lexicon import FILLER, ROLES
+from memory_core.language.lexicon import MONTH_NUMBERS
 
 # Durable kinds and the word patterns that show them (matched lower-cased).
 _DURABLE: dict[str, str] = {
@@ -67,9 +68,9 @@ _DURABLE: dict[str, str] = {
     "date": (
         r"birthday|\bbday\b|anniversar|\bwedding\b|due date|deadline|\bappointment|\bappt\b|"
         r"\bturns \d+|\bborn on\b|\b\d{1,2}(?:st|nd|rd|th)?(?: of)? (?:"
-        + "|".join(sorted(MONTHS, key=len, reverse=True))
+        + "|".join(sorted(MONTH_NUMBERS, key=len, reverse=True))
         + r")\b|\b(?:"
-        + "|".join(sorted(MONTHS, key=len, reverse=True))
+        + "|".join(sorted(MONTH_NUMBERS, key=len, reverse=True))
         + r") \d{1,2}(?:st|nd|rd|th)?\b|\bthe \d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2}/\d{1,2}\b"
     ),
     "commitment": (
@@ -318,7 +319,7 @@ _NOT_NAMES = frozenset(
     wednesday thursday friday saturday sunday it's that's he's she's what's let's there's
     here's who's where's how's today's tonight's user assistant
     """.split()
-) | frozenset(MONTHS)
+) | frozenset(MONTH_NUMBERS)
 
 
 def _named(text: str) -> str | None:

@@ -19,13 +19,12 @@ from collections.abc import Sequence
 from memory_core.extraction.english import (
     DISCOURSE_MARKER,
     KIN_AND_ROLES,
-    MONTHS,
-    WEEKDAYS,
-    has_finite_verb,
     has_subject_pronoun,
     starts_with_verb,
 )
 from memory_core.language.keeping import asked_to_keep
+from memory_core.language.lexicon import MONTHS, WEEKDAYS
+from memory_core.language.tense import has_finite_verb
 
 _GREETING = re.compile(
     r"^(?:(?:(?:hey|hi|hello) there|hi|hello|hey|good (?:morning|afternoon|evening)|morning"

@@ -13,7 +13,7 @@ person" is).  Each statement of the user becomes one fact, prefixed ``User: ``:
   "I'd been on 50 mg since March", "Flight's at 7:15 out of Newark"), and a
   subject "he" or "she" is named (:mod:`~memory_core.extraction.discourse`);
 * given the turn's time, relative times become dates ("yesterday" -> "on 7 May
-  2023", :mod:`~memory_core.extraction.dates`) and a past event that names no
+  2023", :mod:`~memory_core.language.times`) and a past event that names no
   time gets the day it was told ("(as of 8 January 2024)");
 * the category comes from the patterns below; the importance rewards what makes
   a fact worth keeping -- it is about the user, and it is specific (a name, a
@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from memory_core.extraction.base import Extraction, Fact
-from memory_core.extraction.dates import month_named, names_day, resolve_times, written_day
 from memory_core.extraction.discourse import (
     expand_shorthand,
     is_fragment,
@@ -36,10 +35,14 @@ from memory_core.extraction.discourse import (
     refers_back,
     resolve_pronouns,
 )
-from memory_core.extraction.english import KIN_AND_ROLES, WEEKDAYS, is_past, starts_with_verb
+from memory_core.extraction.english import KIN_AND_ROLES, starts_with_verb
 from memory_core.language import sentences
+from memory_core.language.days import written_day
 from memory_core.language.keeping import only_asks_to_keep
+from memory_core.language.lexicon import WEEKDAYS
 from memory_core.language.reading import NONE, SPEAKER, Statement, read_statements
+from memory_core.language.tense import is_past
+from memory_core.language.times import month_named, names_day, resolve_times
 from memory_core.textutil import STOPWORDS
 
 

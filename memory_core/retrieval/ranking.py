@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from memory_core.language.periods import Period
 from memory_core.retrieval.dense import VectorScores
 from memory_core.settings import Settings
 from memory_core.textutil import words
-from memory_core.timeref import Period
 from memory_core.traces.decay import DAY, effective_strength
 from memory_core.traces.model import FACT_TAG
 

@@ -25,8 +25,8 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from memory_core.language.periods import Period
 from memory_core.textutil import content_words, stem, words
-from memory_core.timeref import Period
 
 _OPERATORS = re.compile(r"\b(?:AND|OR|NOT|NEAR)\b")
 

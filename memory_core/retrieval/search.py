@@ -31,10 +31,10 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, text
 
-from memory_core import timeref
 from memory_core.auth import Identity, acting
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable, InvalidArgument
+from memory_core.language import periods as named_times
 from memory_core.retrieval import (
     asking,
     coactivation,
@@ -142,7 +142,7 @@ def search(
             scores = _degrading(degraded, vector_search.finish, conn, where, params, selective)
         similar = s.search_vector_min_similarity
         cands, scores = _candidates(conn, lex, scores, depth, where, params, similar)
-        named = timeref.named_periods(query, now)
+        named = named_times.named_periods(query, now)
         answers, lifted = asking.answering(
             conn, brain, query, cands, scores, vector_search, where, params, now
         )
@@ -217,7 +217,7 @@ class _Judge:
 
     mode: str  # how BM25 read the query
     vectors: bool  # the vector channel answered
-    named: list[tuple[timeref.Period, str]]
+    named: list[tuple[named_times.Period, str]]
     weights: dict[str, float]
     answers: frozenset[int]
     floor: float
@@ -335,7 +335,7 @@ def _rank(
     scores: dense.VectorScores | None,
     now: float,
     s: Settings,
-    periods: Sequence[timeref.Period],
+    periods: Sequence[named_times.Period],
     asked: frozenset[int] = frozenset(),
 ) -> list[ranking.Candidate]:
     """Fuse, adjust and order the candidates, as the settings say."""

@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 
 from memory_core.extraction.discourse import statement
-from memory_core.extraction.english import MONTHS
 from memory_core.language import first_sentence
+from memory_core.language.lexicon import MONTHS
 from memory_core.supersession.slots import SINGLE_VALUED, base_attribute, cue
 
 # Words that say a value changed: a statement holding one is an update of what it states.

@@ -21,7 +21,7 @@ from memory_core.brain.maintenance import doctor
 from memory_core.consolidation.dream import dream, list_passes, undo_pass
 from memory_core.embedders.stub import StubEmbedder
 from memory_core.embeddings import embed_missing
-from memory_core.extraction.dates import written_day
+from memory_core.language.days import written_day
 from memory_core.retrieval import feedback
 from memory_core.traces.decay import DAY
 from memory_core.traces.model import FACT_TAG

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory_core.timeref import periods
+from memory_core.language.periods import periods
 
 NOW = datetime(2026, 12, 1, 15, 30, tzinfo=UTC).timestamp()  # a Tuesday
 
