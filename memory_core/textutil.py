@@ -1,4 +1,4 @@
-"""Words of a query: tokenising, stopwords and the Porter stems FTS5 indexes."""
+"""Words of a query: tokenising, content words and the Porter stems FTS5 indexes."""
 
 from __future__ import annotations
 
@@ -8,23 +8,11 @@ from functools import lru_cache
 
 import snowballstemmer
 
-WORD_RE = re.compile(r"\w+", re.UNICODE)
+from memory_core.language.lexicon import STOPWORDS
 
-# Function words that carry no topic.  Kept deliberately small: question words
-# like "when" or "where" are here because FTS5 ranking gains nothing from them.
-STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are aren as at be because been
-    before being below between both but by can could did didn do does doesn doing don
-    down during each few for from further had hadn has hasn have haven having he her
-    here hers herself him himself his how i if in into is isn it its itself just ll m me
-    might more most must my myself no nor not now of off on once only or other our ours
-    ourselves out over own re s same she should so some such t than that the their
-    theirs them themselves then there these they this those through to too under until
-    up us ve very was wasn we were weren what when where which while who whom why will
-    with won would you your yours yourself yourselves d y o ma also get got
-    """.split()
-)
+__all__ = ["STOPWORDS", "WORD_RE", "content_hash", "content_words", "stem", "words"]
+
+WORD_RE = re.compile(r"\w+", re.UNICODE)
 
 
 def words(text: str) -> list[str]:

@@ -15,23 +15,21 @@ from functools import lru_cache
 from rapidfuzz.distance import OSA
 
 from memory_core import language
-from memory_core.consolidation.lexicon import (
-    FILLER,
-    NEGATORS,
-    NUMBER_WORDS,
-    ROLES,
-    SPELLING,
-    STOPPING,
-    UNITS,
-)
 from memory_core.language.lexicon import (
     AMBIGUOUS_MONTHS,
     AMBIGUOUS_WEEKDAYS,
     DAY_KINDS,
+    FILLER,
     MONTH_NUMBERS,
+    NEGATORS,
+    NUMBER_WORDS,
     PERIODS,
     RELATIVE_TIMES,
+    ROLES,
+    SPELLING,
+    STOPPING,
     TIME_QUALIFIERS,
+    UNITS,
     WEEKDAY_NUMBERS,
 )
 from memory_core.textutil import stem

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from memory_core.consolidation.base import PassContext, StepResult
+from memory_core.language.phrases import WHAT_A_SLOT_HOLDS
 from memory_core.proposals import ProposalDraft, create_proposals, filter_new, pending_room
 from memory_core.supersession.chain import supersede
 from memory_core.supersession.conflicts import Held, Standing, standing, statement_of
@@ -27,14 +28,6 @@ from memory_core.supersession.slots import base_attribute
 from memory_core.traces.undo import changing
 
 _QUOTED = 160  # characters of each statement a proposal's summary quotes
-_WHAT = {
-    "residence": "where {who} lives",
-    "work": "{who_s} work",
-    "relationship": "{who_s} relationship",
-    "vehicle": "{who_s} vehicle",
-    "habit": "{who_s} habit of {topic}",
-    "medication": "{who_s} dose of {topic}",
-}
 
 
 @dataclass
@@ -126,7 +119,7 @@ def _what(slot: str) -> str:
     subject, _, rest = slot.partition("/")
     who = "the user" if subject == "user" else subject.title()
     topic = rest.partition(":")[2]
-    template = _WHAT.get(base_attribute(slot), "{who_s} " + rest)
+    template = WHAT_A_SLOT_HOLDS.get(base_attribute(slot), "{who_s} " + rest)
     return template.format(who=who, who_s=f"{who}'s", topic=topic)
 
 

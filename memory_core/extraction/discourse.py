@@ -16,15 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memory_core.extraction.english import (
+from memory_core.language.grammar import (
     DISCOURSE_MARKER,
-    KIN_AND_ROLES,
+    has_finite_verb,
     has_subject_pronoun,
     starts_with_verb,
 )
 from memory_core.language.keeping import asked_to_keep
-from memory_core.language.lexicon import MONTHS, WEEKDAYS
-from memory_core.language.tense import has_finite_verb
+from memory_core.language.lexicon import KIN_AND_ROLES, MONTHS, WEEKDAYS
 
 _GREETING = re.compile(
     r"^(?:(?:(?:hey|hi|hello) there|hi|hello|hey|good (?:morning|afternoon|evening)|morning"

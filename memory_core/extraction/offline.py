@@ -35,13 +35,12 @@ from memory_core.extraction.discourse import (
     refers_back,
     resolve_pronouns,
 )
-from memory_core.extraction.english import KIN_AND_ROLES, starts_with_verb
 from memory_core.language import sentences
 from memory_core.language.days import written_day
+from memory_core.language.grammar import is_past, starts_with_verb
 from memory_core.language.keeping import only_asks_to_keep
-from memory_core.language.lexicon import WEEKDAYS
+from memory_core.language.lexicon import KIN_AND_ROLES, WEEKDAYS
 from memory_core.language.reading import NONE, SPEAKER, Statement, read_statements
-from memory_core.language.tense import is_past
 from memory_core.language.times import month_named, names_day, resolve_times
 from memory_core.textutil import STOPWORDS
 

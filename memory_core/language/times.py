@@ -31,6 +31,7 @@ from datetime import date, timedelta
 
 from memory_core.language import days
 from memory_core.language.days import written_day
+from memory_core.language.grammar import has_finite_verb, is_past
 from memory_core.language.lexicon import (
     COUNTS,
     MONTH_ABBREVIATIONS,
@@ -41,7 +42,6 @@ from memory_core.language.lexicon import (
     WEEKDAY_NUMBERS,
     WEEKDAYS,
 )
-from memory_core.language.tense import has_finite_verb, is_past
 
 _WEEKDAY = "|".join(WEEKDAYS)
 _MONTH = "|".join(MONTHS)

@@ -1,47 +1,31 @@
-"""The cheap tense cues of English: whether a sentence tells of the past, whether a
-clause has a verb of its own.
+"""Cheap cues of tense, finiteness and subject in a lower-cased sentence.
 
-No tagger: a few lists (auxiliaries, irregular past forms, the words a past verb
-follows) and regular expressions over a lower-cased sentence tell tense and
-finiteness well enough for conversation.  The grammar of times asks them which way
-a bare "Friday" points; the offline extractor, whether a statement is an event.
+No tagger: the closed word classes of :mod:`.lexicon` and a few regular expressions
+tell tense, finiteness and who a sentence is about well enough for conversation.
 """
 
 from __future__ import annotations
 
 import re
 
-AUXILIARIES = frozenset(
-    """
-    am is are was were be been being 'm 're 's 've 'd 'll have has had do does did
-    will would shall should can could may might must ought wo ca isn't aren't wasn't
-    weren't haven't hasn't hadn't don't doesn't didn't won't wouldn't can't couldn't
-    shouldn't mustn't
-    """.split()
-)
-
-# Simple past forms only (not participles such as "torn" or "done", which are
-# as often adjectives); forms shared with the present ("put", "read") are left out.
-IRREGULAR_PAST = frozenset(
-    """
-    ate awoke became began bent bit bled blew broke brought built bought burnt caught
-    chose came crept dealt did dove drew dreamt drank drove dug fed felt fell fled flew
-    forgot forgave froze fought found got gave went grew hung had heard hid held kept
-    knelt knew laid led leant leapt learnt left lent lay lit lost made meant met paid
-    rode rang rose ran said saw sought sold sent shook shone shot showed shrank sang
-    sank sat slept slid spoke sped spent spun spat split stood stole stuck stung stank
-    strode struck swore swept swam swung took taught tore told thought threw understood
-    woke wore wove wept won wound wrote was were
-    """.split()
-)
+from memory_core.language.lexicon import ADVERBS, AUXILIARIES, IRREGULAR_PAST, SUBJECT_PRONOUNS
 
 # "we adopted", "just booked", "mum booked": an -ed word after these is a past verb
 # (elsewhere it is as often an adjective or a participle: "I'm supposed to", "fingers crossed").
 _BE = frozenset("am is are be been being get gets getting have has".split())
-_SUBJECTS = frozenset(
-    "i we you he she they it who just also finally never already recently actually only then "
-    "first accidentally totally mum mom dad".split()
+_SUBJECTS = frozenset(SUBJECT_PRONOUNS) | frozenset(
+    "who just also finally never already recently actually only then first accidentally "
+    "totally mum mom dad".split()
 )
+
+# Opening words that carry no content: "Yeah, ...", "Heads up, ...", "Haha ...".
+DISCOURSE_MARKER = re.compile(
+    r"^(?:(?:(?:yeah|yes|yep|yup|ok(?:ay)?|so|well|oh|ah|um+|uh+|hmm+|haha+|lol|ugh|anyway"
+    r"|also|and|but|btw|fyi|ps|sorry|heads[ -]up|fun fact|quick one|update)\b|re:?\s[^:]{1,40}:)"
+    r"[\s,!.:;-]*)+",
+    re.IGNORECASE,
+)
+
 _FUTURE = re.compile(
     r"\b(?:will|'ll|shall|gonna|going to|tomorrow|next|upcoming|coming|due|until|till"
     r"|starts?|starting|begins?|planning|plan to)\b"
@@ -50,6 +34,7 @@ _PAST_WORDS = re.compile(r"\b(?:ago|yesterday|last night|since|used to|'d been|h
 _WORD = re.compile(r"[a-z']+")
 _PRESENT_S = re.compile(r"^[a-z]{2,}[^su]s$")
 _SUBJECT_WORDS = 4  # "My sister Anna lives ...": how far in a present verb is looked for
+_SUBJECT = re.compile(rf"\b(?:{'|'.join(SUBJECT_PRONOUNS)})\b")
 _NOT_VERBS = frozenset("this thus plus less hers ours yours theirs".split())
 # Words after which an -s word is a plural noun ("two extractions", "the keys").
 _NOUN_BEFORE = frozenset(
@@ -102,3 +87,18 @@ def has_finite_verb(low: str) -> bool:
 def _present_verb(word: str, before: str) -> bool:
     """ "Physio starts ...": an -s word right after a short subject, not after "the"."""
     return bool(_PRESENT_S.match(word)) and word not in _NOT_VERBS and before not in _NOUN_BEFORE
+
+
+def has_subject_pronoun(low: str) -> bool:
+    """Whether a lower-cased sentence has a personal pronoun that can be a subject."""
+    return bool(_SUBJECT.search(low))
+
+
+def starts_with_verb(low: str) -> bool:
+    """Whether a lower-cased sentence opens with its verb, the speaker left unsaid
+    ("booked the flights", "just finished the book", "flying out on Tuesday")."""
+    words = low.split()
+    while len(words) > 1 and (words[0] in ADVERBS or words[0] == "been"):
+        words = words[1:]
+    first = words[0].strip(".,;:!?\"'()") if words else ""
+    return first in IRREGULAR_PAST or (len(first) > 4 and first.endswith(("ed", "ing")))
