@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import memory_core as mc
-from memory_core.supersession.questions import asks_now
+from memory_core.language.questions import asks_now
 from reverie.compose import Process
 from tests.api.conftest import post_turn
 

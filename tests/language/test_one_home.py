@@ -35,10 +35,6 @@ TO_MOVE = {
     "extraction/discourse.py": 21,
     "extraction/english.py": 15,
     "extraction/offline.py": 16,
-    "supersession/questions.py": 13,
-    "supersession/semantic.py": 1,
-    "supersession/slots.py": 26,
-    "supersession/telling.py": 7,
     "textutil.py": 1,
     "timeref.py": 4,
 }
