@@ -37,17 +37,17 @@ from sqlalchemy import Connection, text
 
 from memory_core.embeddings import from_blob
 from memory_core.language import first_sentence
+from memory_core.language.persons import persons_named
+from memory_core.language.questions import attribute_asked
+from memory_core.language.telling import changes, looks_back
 from memory_core.retrieval import dense, ranking
-from memory_core.supersession.questions import attribute_asked, subject_asked
 from memory_core.supersession.slots import (
     USER,
-    persons_named,
     speaker_subject,
+    subject_asked,
     subjects_named,
 )
 from memory_core.supersession.telling import (
-    changes,
-    looks_back,
     moves_plan,
     names_replaced,
     said_by,

@@ -35,6 +35,7 @@ from memory_core.auth import Identity, acting
 from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable, InvalidArgument
 from memory_core.language import periods as named_times
+from memory_core.language.questions import asks_now
 from memory_core.retrieval import (
     asking,
     coactivation,
@@ -59,7 +60,6 @@ from memory_core.retrieval.query_embedding import (
 from memory_core.retrieval.rerank import Reranker
 from memory_core.retrieval.results import SearchHit, SearchResponse
 from memory_core.settings import Settings
-from memory_core.supersession.questions import asks_now
 from memory_core.traces import levels
 from memory_core.traces.model import Trace, check_scope, check_tags, check_type
 from memory_core.wellformed import check_text

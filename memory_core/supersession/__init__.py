@@ -1,8 +1,8 @@
 """Memory that follows change: a later statement of the same thing supersedes the older.
 
-:mod:`.slots` reads what a statement gives a value of (its subject and
-attribute), :mod:`.telling` how it tells it (a change, news, a look back) and
-:mod:`.questions` what a question asks; :mod:`.chain` links the statements of one
+:mod:`.slots` keys what a statement gives a value of (its subject and
+attribute), :mod:`.telling` weighs whether it replaces what was told before, both
+asking :mod:`memory_core.language` to read the words; :mod:`.chain` links the statements of one
 slot in time, each valid until the next.  Writes of turns and memories read slots
 and, without an embedder, :func:`link` them; with one, :func:`.semantic.follow`
 does once they are embedded.
@@ -11,11 +11,12 @@ Search reads ``valid_until`` to rank the current statement first.
 
 from __future__ import annotations
 
+from memory_core.language.telling import changes
 from memory_core.settings import Settings
 from memory_core.supersession.chain import KnownSubjects, link
 from memory_core.supersession.semantic import asked
 from memory_core.supersession.slots import USER, slot_of, slot_stated, slots_of
-from memory_core.supersession.telling import changes, said_by
+from memory_core.supersession.telling import said_by
 
 __all__ = [
     "USER",

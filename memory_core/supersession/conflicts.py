@@ -25,9 +25,10 @@ import numpy.typing as npt
 from sqlalchemy import Connection, Row, text
 
 from memory_core.embeddings import from_blob
+from memory_core.language.slots import SINGLE_VALUED
 from memory_core.supersession.chain import with_facts
 from memory_core.supersession.semantic import replaces
-from memory_core.supersession.slots import SINGLE_VALUED, base_attribute
+from memory_core.supersession.slots import base_attribute
 from memory_core.supersession.telling import restates, said_by, said_in
 
 # Attributes whose values are many, each of one topic holding one value: how much

@@ -2,7 +2,8 @@
 
 People rarely name the attribute they update ("Keys collected! The new cottage in
 Harrogate ..." is a move).  Once a trace is embedded, what it says is compared
-with a few written examples of each attribute (:data:`EXAMPLES`); the nearest
+with a few written examples of each attribute
+(:data:`memory_core.language.slots.EXAMPLES`); the nearest
 attribute, when it is near enough and clearly nearer than talk about nothing
 in particular, is the statement's.  A later statement then supersedes an
 earlier one of the same scope id when both are about the same subject, share an
@@ -30,11 +31,12 @@ from memory_core.brain.db import Brain
 from memory_core.embedders.base import Embedder
 from memory_core.embeddings import from_blob, one_batch_at_a_time, to_blob
 from memory_core.errors import EmbedderError
+from memory_core.language.questions import attribute_asked
+from memory_core.language.slots import EXAMPLES
+from memory_core.language.telling import looks_back
 from memory_core.supersession.chain import KnownSubjects, supersede
-from memory_core.supersession.questions import attribute_asked, subject_asked
-from memory_core.supersession.slots import base_attribute, subjects_named
+from memory_core.supersession.slots import base_attribute, subject_asked, subjects_named
 from memory_core.supersession.telling import (
-    looks_back,
     restates,
     restates_by_words,
     said_by,
@@ -42,87 +44,6 @@ from memory_core.supersession.telling import (
     tells,
 )
 
-# Written examples of each attribute; "none" is talk that states no attribute.
-EXAMPLES: dict[str, tuple[str, ...]] = {
-    "residence": (
-        "I live in a flat in the city.",
-        "We moved to a new house in another town.",
-        "I'm renting a place near the centre now.",
-        "I relocated to a different city.",
-        "Finally settled into our new home.",
-    ),
-    "work": (
-        "I work at a big company.",
-        "I started a new job at another firm.",
-        "I left my employer and joined a startup.",
-        "My first month at the new company is done.",
-        "I got hired by a different organisation.",
-        "I work as a nurse.",
-        "I got promoted to team lead.",
-        "I changed careers and became a teacher.",
-        "My job title is now senior engineer.",
-        "I retrained for a new profession.",
-    ),
-    "relationship": (
-        "I'm single.",
-        "I'm dating someone new.",
-        "We got engaged.",
-        "My partner and I broke up.",
-        "We got married last weekend.",
-        "We're separated now.",
-    ),
-    "pet": (
-        "We adopted a dog.",
-        "My cat is called Luna.",
-        "We brought home a new puppy.",
-        "Our rabbit died.",
-        "We named the kitten Pepper.",
-    ),
-    "medication": (
-        "I take 50 mg of sertraline every day.",
-        "My doctor changed my medication.",
-        "The dose went up to 20 mg.",
-        "I stopped taking the pills.",
-        "He was prescribed a new drug.",
-    ),
-    "habit": (
-        "I drink three coffees a day.",
-        "I run 20 km a week.",
-        "I cut down to one cigarette a day.",
-        "I sleep about six hours a night.",
-        "My daily screen time is four hours.",
-    ),
-    "likes": (
-        "My favourite band is Radiohead.",
-        "I love horror films.",
-        "I can't stand spicy food anymore.",
-        "These days I'm really into jazz.",
-        "I hate running.",
-    ),
-    "plan": (
-        "I'm planning a trip to Japan in April.",
-        "We booked the wedding for June.",
-        "I signed up for a marathon in September.",
-        "We postponed the holiday to next year.",
-        "I'm going to apply for a master's degree.",
-    ),
-    "vehicle": (
-        "I drive an old Honda.",
-        "I bought an electric car.",
-        "I sold my motorbike.",
-        "I cycle to work on my road bike.",
-    ),
-    "none": (
-        "Can you give me a recipe for dinner?",
-        "What's a good gift for a child?",
-        "The weather is awful today.",
-        "Thanks, that's helpful!",
-        "Is it rude to decline a meeting?",
-        "How do I fix my bike chain?",
-        "Can you explain how this works?",
-        "I had a long day.",
-    ),
-}
 NONE = "none"
 # How near an attribute's nearest example must be, and by how much nearer than
 # the next attribute's.  Most of what people say in a chat states no attribute:

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 import memory_core as mc
-from memory_core.supersession.questions import asks_now
+from memory_core.language.questions import asks_now
 from reverie.compose import Process
 from tests.api.conftest import post_turn
 
@@ -112,6 +112,9 @@ def test_questions_of_the_past_are_not_questions_of_now() -> None:
     # Of the asker's own life, any attribute in the present tense; not of someone else's.
     assert asks_now("How many cigarettes am I smoking a day?")
     assert not asks_now("How many cigarettes does Priya smoke a day?")
+    # A query of bare words asks no time at all.
+    assert not asks_now("otters")
+    assert not asks_now("flat in Leeds")
 
 
 def test_a_later_remark_that_tells_nothing_new_leaves_the_change_first(

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from memory_core.language.telling import looks_back
 from memory_core.supersession.slots import subjects_named
 from memory_core.supersession.telling import (
-    looks_back,
     moves_plan,
     names_replaced,
     tells,
