@@ -98,3 +98,21 @@ def read_questions(texts: Sequence[str]) -> list[Question] | None:
         Question(attribute=j["attribute"][0], attribute_p=j["attribute"][1], now=_yes(j, "now"))
         for j in model.judge(texts)
     ]
+
+
+# A statement may state only an attribute among the statements model's likeliest few
+# for it: a reading of the attribute by other means (the nearest of a few examples,
+# a word cue) outside them is not taken.
+LIKELIEST = 3
+
+
+def may_state(texts: Sequence[str], attribute: str) -> list[bool]:
+    """Whether each text may state ``attribute``: it is among the statements model's
+    likeliest attributes for it (all may when no model is shipped or it knows no such
+    attribute)."""
+    model = textmodel.shipped("statements")
+    if model is None or attribute not in model.heads["attribute"].classes:
+        return [True] * len(texts)
+    odds = model.probabilities("attribute", texts)
+    at = model.heads["attribute"].classes.index(attribute)
+    return [bool((row > row[at]).sum() < LIKELIEST) for row in odds]

@@ -192,6 +192,15 @@ class TextModel:
         bias = np.concatenate([h.bias for h in self.heads.values()])
         return weights, bias, spans
 
+    def probabilities(
+        self,
+        head: str,
+        texts: Sequence[str],
+        vectors: npt.NDArray[np.float32] | None = None,
+    ) -> npt.NDArray[np.float64]:
+        """Each text's probability of each of ``head``'s classes (a row per text)."""
+        return self._probabilities(texts, vectors)[head]
+
     def probability(
         self,
         head: str,

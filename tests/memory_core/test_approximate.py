@@ -3,7 +3,9 @@ current from the change log, built in the background, saved and restored."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -181,7 +183,7 @@ def test_a_large_backlog_is_searched_exactly_while_the_graph_catches_up(
 
 
 def test_search_goes_on_without_the_channel_until_the_graph_is_built(
-    settings: mc.Settings,
+    settings: mc.Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memory_core.embedders.stub import StubEmbedder
     from memory_core.embeddings import embed_missing
@@ -190,7 +192,18 @@ def test_search_goes_on_without_the_channel_until_the_graph_is_built(
     stub = StubEmbedder()
     mc.add_traces(brain, [mc.NewTrace("kiwis are green"), mc.NewTrace("figs")], identity=SYSTEM)
     embed_missing(brain, stub)
+    # The graph is built in the background; it is held until the first search has
+    # answered, so that search never depends on the build being slower than it.
+    built = threading.Event()
+    run = ApproximateIndex._run
+
+    def held(index: ApproximateIndex, work: Any) -> None:
+        built.wait(60)
+        run(index, work)
+
+    monkeypatch.setattr(ApproximateIndex, "_run", held)
     first = mc.search(brain, "kiwis", embedder=stub, identity=SYSTEM)
+    built.set()
     assert first.degraded == ["vector"] and len(first.results) == 1
     with brain.read() as conn:
         index = brain.state(VectorIndexes).channel(conn, brain, stub.name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory_core.language.reading import may_state
 from memory_core.language.telling import looks_back
 from memory_core.supersession.slots import subjects_named
 from memory_core.supersession.telling import (
@@ -121,3 +122,22 @@ def test_what_speaks_of_a_replaced_value(said: str, replaced: bool) -> None:
     before = ["Got a place in the Valencia half marathon for the spring! My kitten Pixel approves."]
     holding = "Transferred my entry to the Seville half instead, same month."
     assert names_replaced(said, holding, before) is replaced
+
+
+@pytest.mark.parametrize(
+    ("said", "attribute", "may"),
+    [
+        ("We moved to York last month.", "residence", True),
+        ("I quit nursing, now I am a teacher.", "work", True),
+        # Helping out is no job, whatever its nearest examples or its words say.
+        (
+            "Last weekend I joined a mentorship programme for LGBTQ youth. It's really "
+            "rewarding to help the young folks out.",
+            "work",
+            False,
+        ),
+        ("Thanks so much, that made my day!", "pet", False),
+    ],
+)
+def test_which_attributes_a_statement_may_state(said: str, attribute: str, may: bool) -> None:
+    assert may_state([said], attribute) == [may]
