@@ -4,6 +4,7 @@ current from the change log, built in the background, saved and restored."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -237,6 +238,10 @@ def test_a_saved_graph_is_restored_and_caught_up_by_the_next_process(
     monkeypatch.setattr(ApproximateIndex, "_build", no_build)
     index = _graph(again)
     snap = _ready(index, again)
+    deadline = time.monotonic() + 60
+    while (len(index) < 150 or snap.pending) and time.monotonic() < deadline:
+        index.wait(60)  # the changes are caught up in the background
+        snap = _ready(index, again)
     assert len(index) == 150 and not snap.pending
     query = vectors[120]
     with again.read() as conn:
