@@ -11,7 +11,7 @@ person" is).  Each statement of the user becomes one fact, prefixed ``User: ``:
 * questions, requests, hypotheticals, greetings and filler are dropped, what
   only makes sense after the statement before it joins it (a verbless fragment,
   "I'd been on 50 mg since March", "Flight's at 7:15 out of Newark"), and a
-  subject "he" or "she" is named (:mod:`~memory_core.extraction.discourse`);
+  subject "he" or "she" is named (:mod:`~memory_core.language.discourse`);
 * given the turn's time, relative times become dates ("yesterday" -> "on 7 May
   2023", :mod:`~memory_core.language.times`) and a past event that names no
   time gets the day it was told ("(as of 8 January 2024)");
@@ -28,126 +28,36 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from memory_core.extraction.base import Extraction, Fact
-from memory_core.extraction.discourse import (
+from memory_core.language import sentences
+from memory_core.language.days import written_day
+from memory_core.language.discourse import (
     expand_shorthand,
     is_fragment,
     kept_statement,
     refers_back,
     resolve_pronouns,
 )
-from memory_core.language import sentences
-from memory_core.language.days import written_day
+from memory_core.language.facts import (
+    ABSOLUTE_TIME,
+    CATEGORY_CUES,
+    DEFINITIONAL,
+    ENDS_ON_PRONOUN,
+    FILLER_REPLY,
+    HEDGE,
+    NOT_ENTITIES,
+    NUMBER,
+    OF_THE_SPEAKER,
+    PERFECT,
+    PERSONAL_FACT,
+    POSSESSION,
+    SUBORDINATE,
+)
 from memory_core.language.grammar import is_past, starts_with_verb
 from memory_core.language.keeping import only_asks_to_keep
 from memory_core.language.lexicon import KIN_AND_ROLES, WEEKDAYS
 from memory_core.language.reading import NONE, SPEAKER, Statement, read_statements
 from memory_core.language.times import month_named, names_day, resolve_times
 from memory_core.textutil import STOPWORDS
-
-
-def _any(*patterns: str) -> re.Pattern[str]:
-    """One lower-case pattern; matched against the lower-cased sentence (3x faster than re.I)."""
-    return re.compile("|".join(f"(?:{p})" for p in patterns))
-
-
-# "I live in manchester": about the user's life even with no name capitalised.
-_PERSONAL_FACTS = (
-    r"\bmy (?:\w+(?:'s)? ){1,2}(?:is|are|was)\b",
-    r"\bi (?:live|work|study|grew up) (?:in|at|for|as|on)\b",
-    r"\bi'?m (?:a|an) \w+",
-    r"\bi have (?:a|an|two|three|four|\d+)\b",
-)
-_PERSONAL_FACT = _any(*_PERSONAL_FACTS)
-
-# First match wins, so the order matters: a correction that mentions a
-# preference is a correction; "i'd love to" is a goal before it is a liking.
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "correction",
-        _any(
-            r"^actually\b",
-            r",\s*actually,",
-            r"\bi meant\b",
-            r"\bcorrection\b",
-            r"\bthat'?s (?:wrong|not right|incorrect|not true|not what i)",
-            r"\bi (?:misspoke|was wrong|got it wrong)\b",
-            r"\bto clarify\b",
-            r"\bnot\s+(?:\S+\s+){0,4}?but\s",
-            r",\s+not\s+\w",
-            r"^(?:no|nope),\s",
-        ),
-    ),
-    (
-        "action_item",
-        _any(
-            r"\bremind me\b",
-            r"\bdon'?t (?:let me )?forget\b",
-            r"\bto-?dos?\b",
-            r"\bneed to\b",
-            r"\bhave to\b",
-            r"\bi'll\b",
-            r"\bi will\b",
-            r"\bwe should\b",
-            r"\blet's\b",
-            r"\bmake sure\b",
-            r"\bfollow up\b",
-            r"\bdeadline\b",
-        ),
-    ),
-    (
-        "goal",
-        _any(
-            r"\b(?:want|wanna|plan|planning|trying|hoping|hope|intend|aim|aiming) to\b",
-            r"\b(?:i'?m|i am|we'?re|we are) planning\b",
-            r"\b(?:decided|deciding|determined|going) to\b",
-            r"\b(?:i'?d|would) (?:like|love) to\b",
-            r"\bmy (?:\w+ )?(?:goal|aim|plan|dream|resolution)\b",
-            r"\bgoal\b",
-            r"\bworking (?:on|towards?)\b",
-            r"\bsaving (?:up )?for\b",
-        ),
-    ),
-    (
-        "user_preference",
-        _any(
-            r"\b(?:i|we)\s+(?:\w+\s+){0,2}?(?:like|love|prefer|hate|dislike|enjoy|adore|loathe)\b",
-            r"\bfavou?rite\b",
-            r"\bprefer(?:s|red|ence)?\b",
-            r"\bcan'?t stand\b",
-            r"\b(?:a|not a|big|huge) fan of\b",
-            r"\ballergic\b",
-            r"\bi'?m (?:a )?(?:vegetarian|vegan)\b",
-        ),
-    ),
-    (
-        "emotional_context",
-        _any(
-            r"\b(?:feel|feeling|felt|feels)\b",
-            r"\b(?:stressed|anxious|excited|sad|happy|upset|worried|nervous|frustrated)\b",
-            r"\b(?:overwhelmed|angry|lonely|exhausted|thrilled|scared|depressed|proud)\b",
-            r"\b(?:grateful|heartbroken|devastated|miserable|relieved|burnt out)\b",
-        ),
-    ),
-    (
-        "episodic",
-        _any(
-            r"\b(?:yesterday|last (?:week|month|year|night|weekend|time|summer|winter)|ago)\b",
-            r"\b(?:earlier today|this morning|recently|the other day)\b",
-            r"\b(?:i|we)\s+(?:\w+\s+)?(?:went|visited|met|saw|had|was|were|got|moved|bought)\b",
-            r"\b(?:i|we)\s+(?:\w+\s+)?(?:tried|did|made|lost|won|spent|ate|watched|took|came)\b",
-            r"\b(?:i|we)\s+(?:\w+\s+)?(?:left|joined|graduated|married|finished|started)\b",
-            r"\b(?:i|we)\s+(?:just\s+)?\w+[^\We]ed\b",
-        ),
-    ),
-    (
-        "knowledge",
-        _any(
-            *_PERSONAL_FACTS,
-            r"\b(?:is|are|was|were|means|refers to|stands for|consists of|contains)\b",
-        ),
-    ),
-)
-_DEFINITIONAL = re.compile(r"\b(?:is|are|was|were|means|refers to|stands for|consists of)\b")
 
 _BASE_IMPORTANCE = {
     "correction": 0.6,
@@ -159,43 +69,9 @@ _BASE_IMPORTANCE = {
     "knowledge": 0.35,
 }
 
-_FILLER = re.compile(
-    r"^(?:ok(?:ay)?|sure|great|cool|nice|awesome|got it|sounds good|no problem|you'?re welcome"
-    r"|bye|goodbye|see you|lol|haha|hmm+|yes|yeah|yep|no|nope|alright|perfect|wow|i see"
-    r"|that'?s (?:great|cool|nice|awesome|interesting|fine|ok(?:ay)?))\b",
-    re.IGNORECASE,
-)
-_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|our|ours|us)\b")
-_POSSESSION = re.compile(r"\b(?:my|our)\s+\w")
-_PERFECT = re.compile(r"\b(?:i|we)(?:'ve|\s+have)\s+(?:\w+\s+)?(?:been|\w+ed|\w+en|read|got)\b")
-# Where a main clause ends: "Starting The Silmarillion next, though Tomás says I'll hate it."
-# "so" joins clauses after a comma or before a subject ("..., so she's on drops", "so
-# we left"); elsewhere it intensifies ("so stressed about the kitchen").
-_SUBORDINATE = re.compile(
-    r",?\s+(?:though|although|but|because|since|while|whereas)\s|,\s+so\s"
-    r"|\s+so\s+(?=(?:i|we|he|she|they|it|you|that|there)\b)"
-)
-# An absolute time of its own: a year, a month ("since 2019", "in May").
-_ABSOLUTE_TIME = re.compile(
-    r"\b(?:1[89]\d\d|2\d\d\d|january|february|march|april|may|june|july|august|september"
-    r"|october|november|december)\b"
-)
-_ENDS_ON_PRONOUN = re.compile(r"\b(?:it|that|this|them)\W*$")
 _PRONOUN_TAIL = 12  # searched in the last characters only: "$" alone does not stop a scan
-_HEDGE = re.compile(r"\b(?:maybe|might|perhaps|probably|i guess|not sure|kind of|sort of)\b")
-_NUMBER = re.compile(r"\b\d+(?:[.,:/]\d+)*%?")
 _END = re.compile(r"[.!?]*$")
 _STRIP = "\"'()[]{}<>.,;:!?*_`~"
-# Capitalised only because they start a sentence (stopwords are excluded too).
-_NOT_ENTITIES = frozenset(
-    """
-    yesterday today tomorrow tonight lately recently actually also please maybe sure
-    remember remind note btw let let's lets don't dont can't won't i'm i've i'd i'll
-    it's that's there's here's what's okay ok yes yeah no nope sorry thanks hi hello
-    hey well anyway honestly really just still last next every usually always never
-    sometimes correction todo great good nice cool user assistant
-    """.split()
-)
 
 _MIN_WORDS = 3
 _DURABLE = 0.6  # the statements model's odds that a statement is worth keeping for months
@@ -234,7 +110,7 @@ def _entities(words: list[str]) -> list[str]:
     for i, word in enumerate(words):
         lower = word.lower()
         is_number = word[0].isdigit()
-        capital = word[0].isupper() and word != "I" and lower not in _NOT_ENTITIES
+        capital = word[0].isupper() and word != "I" and lower not in NOT_ENTITIES
         capital = capital and lower not in WEEKDAYS  # relative: its date is in the text
         if capital and i == 0 and lower in STOPWORDS:
             capital = False
@@ -298,7 +174,7 @@ def _statements(text: str, today: date | None) -> list[_Statement]:
 
 def _about_user(sentence: str) -> bool:
     low = sentence.lower()
-    if _FIRST_PERSON.search(low):
+    if OF_THE_SPEAKER.search(low):
         return True
     return starts_with_verb(low) or low.split(maxsplit=1)[0].strip(_STRIP) in KIN_AND_ROLES
 
@@ -308,9 +184,9 @@ def _specific(low: str, words: list[str], statement: _Statement) -> bool:
     return bool(
         statement.dated
         or statement.named
-        or _NUMBER.search(low)
-        or _POSSESSION.search(low)
-        or any(w[0].isupper() and w != "I" and w.lower() not in _NOT_ENTITIES for w in words[1:])
+        or NUMBER.search(low)
+        or POSSESSION.search(low)
+        or any(w[0].isupper() and w != "I" and w.lower() not in NOT_ENTITIES for w in words[1:])
     )
 
 
@@ -323,7 +199,7 @@ def _importance(
         score += 0.1
     elif not statement.dated:  # neither the user's nor dated: commentary, not memory
         score -= _NOT_ABOUT_USER_PENALTY
-    if _NUMBER.search(low):
+    if NUMBER.search(low):
         score += 0.1
     if statement.named or any(w[0].isupper() and w != "I" for w in words[1:]):
         score += 0.1
@@ -337,22 +213,22 @@ def _importance(
         score += 0.05
     elif len(words) > 60:
         score -= 0.05
-    if _HEDGE.search(low):
+    if HEDGE.search(low):
         score -= 0.05
     return score
 
 
 def _general(category: str, low: str, words: list[str]) -> bool:
     """Whether a statement that names nothing still says something ("I hate rain.")."""
-    if category not in _GENERAL_CATEGORIES and not _PERSONAL_FACT.search(low):
+    if category not in _GENERAL_CATEGORIES and not PERSONAL_FACT.search(low):
         return False
     return sum(w.lower() not in STOPWORDS for w in words) >= _CONTENT_WORDS
 
 
 def _classify(low: str, words: list[str], specific: bool) -> str | None:
     """The first category whose pattern the main clause (a correction: the sentence) has."""
-    main = _SUBORDINATE.split(low, maxsplit=1)[0]
-    for category, pattern in _PATTERNS:
+    main = SUBORDINATE.split(low, maxsplit=1)[0]
+    for category, pattern in CATEGORY_CUES:
         if category == "emotional_context" and specific:
             continue  # "Spent the weekend painting, very proud": what happened matters more
         if pattern.search(low if category == "correction" else main):
@@ -366,18 +242,18 @@ def _classify(low: str, words: list[str], specific: bool) -> str | None:
 
 def _knowledge_like(low: str, words: list[str]) -> bool:
     """A bare "X is Y" counts only with something specific in it (a number, a name)."""
-    if not _DEFINITIONAL.search(low):
+    if not DEFINITIONAL.search(low):
         return True  # matched a personal-fact pattern ("I work at", "I have two")
-    return bool(_NUMBER.search(low)) or any(w[0].isupper() and w != "I" for w in words[1:])
+    return bool(NUMBER.search(low)) or any(w[0].isupper() and w != "I" for w in words[1:])
 
 
 def _stamped(statement: _Statement, low: str, today: date | None) -> str:
     """A past event that names no time gets the day it was told."""
     text = statement.text
-    if today is None or statement.dated or _ABSOLUTE_TIME.search(low):
+    if today is None or statement.dated or ABSOLUTE_TIME.search(low):
         return text
-    main = _SUBORDINATE.split(low, maxsplit=1)[0]
-    if not (is_past(main) or _PERFECT.search(main)):
+    main = SUBORDINATE.split(low, maxsplit=1)[0]
+    if not (is_past(main) or PERFECT.search(main)):
         return text
     end = _END.search(text)
     cut = end.start() if end else len(text)
@@ -390,20 +266,20 @@ def _fact(statement: _Statement, today: date | None) -> Fact | None:
     if len(said) + contracted < _MIN_WORDS or len(statement.said) < _MIN_CHARS:
         return None
     words = said if statement.text == statement.said else _words(statement.text)
-    if _FILLER.match(statement.text) and len(words) <= _FILLER_MAX_WORDS:
+    if FILLER_REPLY.match(statement.text) and len(words) <= _FILLER_MAX_WORDS:
         return None
     low = statement.text.lower()
     specific = _specific(low, words, statement)
     # A lasting attribute of the user's tells as much as a name or a date in it.
     telling = specific or _of_the_user(statement)
-    if not telling and _ENDS_ON_PRONOUN.search(low[-_PRONOUN_TAIL:]):
+    if not telling and ENDS_ON_PRONOUN.search(low[-_PRONOUN_TAIL:]):
         return None  # "I love it.": what "it" is was said elsewhere, so this says nothing
     category = _classify(low, words, specific) or _read_category(statement, low)
     if category is None and statement.keep:
         category = "knowledge"  # asked to be kept, so kept whatever it is
     if category is None:
         return None
-    if category == "action_item" and (statement.dated or _ABSOLUTE_TIME.search(low)):
+    if category == "action_item" and (statement.dated or ABSOLUTE_TIME.search(low)):
         # A to-do with its date is an event on the user's calendar ("dentist on 8
         # November 2023 at 3:30", "the tax is due by 31 January 2025"): kept as what
         # happens then, whether or not the agent keeps to-dos.
@@ -439,7 +315,7 @@ def _read_category(statement: _Statement, low: str) -> str | None:
     """What the patterns missed, as the statements model reads it."""
     if not _of_the_user(statement):
         return None
-    return "episodic" if is_past(_SUBORDINATE.split(low, maxsplit=1)[0]) else "knowledge"
+    return "episodic" if is_past(SUBORDINATE.split(low, maxsplit=1)[0]) else "knowledge"
 
 
 def _day(when: float | None) -> date | None:

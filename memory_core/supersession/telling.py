@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memory_core.extraction.discourse import statement
 from memory_core.language import first_sentence
+from memory_core.language.discourse import statement
 from memory_core.language.slots import SINGLE_VALUED
 from memory_core.language.telling import (
     changes,
