@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from memory_core.language.lexicon import MONTHS
+
 
 def _any(*patterns: str) -> re.Pattern[str]:
     """One lower-case pattern; matched against the lower-cased sentence (3x faster than re.I)."""
@@ -133,10 +135,7 @@ SUBORDINATE = re.compile(
     r"|\s+so\s+(?=(?:i|we|he|she|they|it|you|that|there)\b)"
 )
 # An absolute time of its own: a year, a month ("since 2019", "in May").
-ABSOLUTE_TIME = re.compile(
-    r"\b(?:1[89]\d\d|2\d\d\d|january|february|march|april|may|june|july|august|september"
-    r"|october|november|december)\b"
-)
+ABSOLUTE_TIME = re.compile(rf"\b(?:1[89]\d\d|2\d\d\d|{'|'.join(MONTHS)})\b")
 ENDS_ON_PRONOUN = re.compile(r"\b(?:it|that|this|them)\W*$")
 HEDGE = re.compile(r"\b(?:maybe|might|perhaps|probably|i guess|not sure|kind of|sort of)\b")
 NUMBER = re.compile(r"\b\d+(?:[.,:/]\d+)*%?")
