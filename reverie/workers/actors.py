@@ -34,6 +34,7 @@ from reverie.workers.broker import queue_depth
 log = logging.getLogger(__name__)
 
 SECOND = 1_000  # dramatiq takes milliseconds
+PING_TIMEOUT_S = 2.0  # a readiness probe of Redis answers within this
 # A worker runs the messages it holds lowest priority first: traces' vectors (0)
 # before their supersession.
 FOLLOW_PRIORITY = 10
@@ -85,9 +86,20 @@ class _Sender:
         return queue_depth(self.actors.dream.broker, queue)
 
     def ping(self) -> None:
+        """Whether Redis answers at once: on a connection of its own with a short
+        timeout, as the broker's own wait out a busy moment."""
         client = getattr(self.actors.dream.broker, "client", None)
-        if client is not None:  # Redis; the in-process broker is always there
-            client.ping()
+        if client is None:  # the in-process broker is always there
+            return
+        import redis
+
+        kwargs = {**client.connection_pool.connection_kwargs, "socket_timeout": PING_TIMEOUT_S}
+        kwargs["socket_connect_timeout"] = PING_TIMEOUT_S
+        probe = redis.Redis(**kwargs)
+        try:
+            probe.ping()
+        finally:
+            probe.close()
 
 
 class _Observer:

@@ -30,6 +30,7 @@ from memory_core.settings import Settings
 from reverie.observability.workers import Exporter, multiprocess_dir
 
 log = logging.getLogger(__name__)
+REDIS_SOCKET_TIMEOUT_S = 30.0  # a Redis that answers nothing for this long is down
 
 
 def build_broker(settings: Settings, worker_process: bool = False) -> dramatiq.Broker:
@@ -41,10 +42,18 @@ def build_broker(settings: Settings, worker_process: bool = False) -> dramatiq.B
     """
     broker: dramatiq.Broker
     if settings.redis_url:
+        import redis
         from dramatiq.brokers.redis import RedisBroker
 
+        # redis-py answers a command that takes over 5 s with an error by default;
+        # a busy machine's Redis may, and a send given up leaves its turn to reconcile.
+        client = redis.Redis.from_url(
+            settings.redis_url,
+            socket_timeout=REDIS_SOCKET_TIMEOUT_S,
+            socket_connect_timeout=REDIS_SOCKET_TIMEOUT_S,
+        )
         broker = RedisBroker(  # type: ignore[no-untyped-call]
-            url=settings.redis_url,
+            client=client,
             heartbeat_timeout=settings.redis_heartbeat_timeout_ms,
             maintenance_chance=settings.redis_maintenance_chance,
         )

@@ -105,6 +105,7 @@ def test_a_statement_shows_what_it_replaced_and_what_replaced_it(
 ) -> None:
     t0 = time.time() - 90 * DAY
     old = post_turn(client, "I work as a nurse.", t0)
+    workers.join()  # told in this order (turns ingested out of order: tests/api/test_turn_order.py)
     new = post_turn(client, "I quit nursing, now I am a teacher.", t0 + 60 * DAY)
     workers.join()
     listed = client.get("/v1/memories", params={"scope_id": "ana", "limit": 100}).json()
