@@ -18,7 +18,7 @@ from memory_core.auth.tokens import any_active_token, authenticate
 from memory_core.brain.db import Brain
 from memory_core.errors import Unauthorized
 
-RECHECK_S = 2.0
+RECHECK_S = 1.0  # one indexed read a second at most
 
 
 class Session:

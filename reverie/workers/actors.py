@@ -91,15 +91,19 @@ class _Sender:
         client = getattr(self.actors.dream.broker, "client", None)
         if client is None:  # the in-process broker is always there
             return
-        import redis
-
-        kwargs = {**client.connection_pool.connection_kwargs, "socket_timeout": PING_TIMEOUT_S}
-        kwargs["socket_connect_timeout"] = PING_TIMEOUT_S
-        probe = redis.Redis(**kwargs)
+        pool = client.connection_pool
+        probe = pool.connection_class(
+            **{
+                **pool.connection_kwargs,
+                "socket_timeout": PING_TIMEOUT_S,
+                "socket_connect_timeout": PING_TIMEOUT_S,
+            }
+        )
         try:
-            probe.ping()
+            probe.send_command("PING")
+            probe.read_response()
         finally:
-            probe.close()
+            probe.disconnect()
 
 
 class _Observer:

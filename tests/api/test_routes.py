@@ -262,6 +262,17 @@ def test_health_readiness_and_openapi(client: TestClient) -> None:
     assert "/v1/turns" in spec["paths"] and "/v1/search" in spec["paths"]
 
 
+def test_readyz_asks_a_live_redis_broker(api_settings: mc.Settings, redis_url: str) -> None:
+    from reverie.compose import app as api_app
+    from reverie.compose import process
+
+    settings = api_settings.model_copy(update={"redis_url": redis_url})
+    with TestClient(api_app(process(settings, run_workers=False)), base_url=LOCAL) as c:
+        ready = c.get("/readyz")
+        assert ready.status_code == 200, ready.text
+        assert ready.json()["checks"] == {"brain": "ok", "broker": "ok"}
+
+
 def test_readyz_reports_a_broker_that_is_down(api_settings: mc.Settings) -> None:
     from reverie.compose import app as api_app
     from reverie.compose import process
