@@ -139,6 +139,22 @@ def _wait_port(host: str, port: int, proc: subprocess.Popen[bytes], what: str, l
     )
 
 
+def _wait_accepting(host: str, log: Path) -> None:
+    """Until the server takes connections: it listens before it has started up."""
+    import psycopg
+
+    url = f"postgresql://postgres@{host}:5432/postgres"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            psycopg.connect(url, connect_timeout=5).close()
+            return
+        except psycopg.OperationalError as e:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"postgres never took a connection:\n{log.read_text()}") from e
+            time.sleep(0.2)
+
+
 def _spawn(log: Path, cmd: list[str]) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -202,6 +218,7 @@ def database_host(net: Net, logs: Path) -> Iterator[tuple[str, str]]:
     )
     try:
         _wait_port(host, 5432, server, "postgres", pg_log)
+        _wait_accepting(host, pg_log)
         _wait_port(host, 6379, redis_server, "redis-server", redis_log)
         yield (
             f"postgresql+psycopg://postgres@{host}:5432/reverie",
