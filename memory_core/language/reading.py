@@ -15,7 +15,7 @@ reading says nothing (None), and callers keep to what they did before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memory_core.language import textmodel
@@ -122,9 +122,18 @@ def may_state(texts: Sequence[str], attribute: str) -> list[bool]:
     """Whether each text may state ``attribute``: it is among the statements model's
     likeliest attributes for it (all may when no model is shipped or it knows no such
     attribute)."""
+    return [attribute in allowed for allowed in attributes_allowed(texts, [attribute])]
+
+
+def attributes_allowed(texts: Sequence[str], attributes: Collection[str]) -> list[set[str]]:
+    """Of ``attributes``, those each text may state (see :func:`may_state`), the model
+    read once per text."""
     model = textmodel.shipped("statements")
-    if model is None or attribute not in model.heads["attribute"].classes:
-        return [True] * len(texts)
+    known = model.heads["attribute"].classes if model is not None else ()
+    if model is None or not texts:
+        return [set(attributes) for _ in texts]
     odds = model.probabilities("attribute", texts)
-    at = model.heads["attribute"].classes.index(attribute)
-    return [bool((row > row[at]).sum() < LIKELIEST) for row in odds]
+    return [
+        {a for a in attributes if a not in known or (row > row[known.index(a)]).sum() < LIKELIEST}
+        for row in odds
+    ]

@@ -209,8 +209,7 @@ class TextModel:
         vectors: npt.NDArray[np.float32] | None = None,
     ) -> npt.NDArray[np.float64]:
         """Each text's probability that ``head`` says ``label``."""
-        p = self._probabilities(texts, vectors)[head]
-        return p[:, self.heads[head].classes.index(label)]
+        return self.probabilities(head, texts, vectors)[:, self.heads[head].classes.index(label)]
 
     def to_bytes(self, **about: object) -> bytes:
         """The model as one compressed file (numpy's .npz): arrays and a JSON header."""

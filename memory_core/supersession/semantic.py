@@ -32,7 +32,7 @@ from memory_core.embedders.base import Embedder
 from memory_core.embeddings import from_blob, one_batch_at_a_time, to_blob
 from memory_core.errors import EmbedderError
 from memory_core.language.questions import attribute_asked
-from memory_core.language.reading import may_state
+from memory_core.language.reading import attributes_allowed
 from memory_core.language.slots import EXAMPLES
 from memory_core.language.telling import looks_back
 from memory_core.supersession.chain import KnownSubjects, supersede
@@ -133,9 +133,8 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
             near = attribute_of(vector, owners, examples)
             # An attribute the statements model rules out is not the statement's, by
             # its nearest examples or by its words ("joined a mentorship programme").
-            attributes = {
-                a for a in _attributes(statement.slot, near) if may_state([statement.said], a)[0]
-            }
+            read = _attributes(statement.slot, near)
+            attributes = attributes_allowed([statement.said], read)[0] if read else read
             if near not in attributes:
                 near = None
             if not attributes:
