@@ -362,18 +362,18 @@ def test_every_control_has_a_label_and_the_pages_work_by_keyboard(
     page.keyboard.type(console.admin)
     page.keyboard.press("Enter")
     page.get_by_role("heading", name="Memories").wait_for()
-    for where in (
-        "/memories",
-        f"/memory/{console.ids['sister']}",
-        "/proposals",
-        "/dreams",
-        f"/dream/{console.pass_id}",
-        "/timeline?scope_id=ana",
-        "/tags",
-        "/tokens",
+    for where, heading in (
+        ("/memories", "Memories"),
+        (f"/memory/{console.ids['sister']}", "Memory"),
+        ("/proposals", "Proposals"),
+        ("/dreams", "Dream passes"),
+        (f"/dream/{console.pass_id}", f"Dream pass {console.pass_id}"),
+        ("/timeline?scope_id=ana", "Timeline of ana"),
+        ("/tags", "Tags"),
+        ("/tokens", "Tokens"),
     ):
         tab.go(where)
-        page.locator("main h1").wait_for()
+        page.get_by_role("heading", name=heading, exact=True).wait_for()
         assert page.evaluate(UNLABELLED) == [], where
 
     # Accept a proposal by keyboard: Tab to its button, Enter.
@@ -397,4 +397,25 @@ def test_every_control_has_a_label_and_the_pages_work_by_keyboard(
     _expect_text(tab, "Undo 1 proposal (1 merge)?")
     page.keyboard.press("Escape")
     assert console.status_of(console.proposals["merge"]) == "accepted"
+    _offline(tab)
+
+
+def test_a_page_whose_data_comes_late_never_draws_over_the_next(
+    browser: Any, console: Console
+) -> None:
+    tab = _tab(browser, console)
+    page = tab.page
+    _log_in(tab, console.admin)
+    held: list[Any] = []
+    page.route("**/v1/tokens", lambda route: held.append(route))
+    tab.page.goto(f"{tab.base}/console#/tokens")
+    while not held:
+        page.wait_for_timeout(50)
+    tab.page.goto(f"{tab.base}/console#/proposals")
+    page.get_by_role("heading", name="Proposals", exact=True).wait_for()
+    with page.expect_response("**/v1/tokens"):
+        held[0].continue_()
+    page.wait_for_timeout(300)  # the late page's own work, had it drawn
+    assert page.locator("main h1").inner_text() == "Proposals"
+    page.get_by_role("button", name=f"Accept proposal {console.proposals['merge']}").wait_for()
     _offline(tab)

@@ -4,7 +4,9 @@
 "use strict";
 
 const TOKEN_KEY = "reverie.console.token";
-const state = { token: sessionStorage.getItem(TOKEN_KEY) || "", me: null };
+// `drawing` counts the pages asked for: data that arrives for a page the reader has
+// already left is dropped, so a slow page never draws over the one on screen.
+const state = { token: sessionStorage.getItem(TOKEN_KEY) || "", me: null, drawing: 0 };
 
 // -- the API ---------------------------------------------------------------------------
 
@@ -15,7 +17,10 @@ class ApiError extends Error {
   }
 }
 
+class Left extends Error {}
+
 async function api(method, path, body, headers) {
+  const drawing = state.drawing;
   const sent = { ...(headers || {}) };
   if (state.token) sent.Authorization = "Bearer " + state.token;
   if (body !== undefined) sent["Content-Type"] = "application/json";
@@ -26,6 +31,7 @@ async function api(method, path, body, headers) {
     credentials: "omit",
   });
   const text = await response.text();
+  if (method === "GET" && drawing !== state.drawing) throw new Left();
   let doc = null;
   try { doc = text ? JSON.parse(text) : null; } catch (e) { doc = null; }
   if (!response.ok) {
@@ -122,6 +128,7 @@ function page(title, ...children) {
 }
 
 function failed(error) {
+  if (error instanceof Left) return;
   if (error instanceof ApiError && error.status === 401) {
     location.hash = "#/login";
     return;
@@ -692,6 +699,7 @@ const PAGES = {
 };
 
 async function route() {
+  state.drawing += 1;
   const [path, search] = (location.hash.replace(/^#\/?/, "") || "memories").split("?");
   const [name, ...rest] = path.split("/");
   const params = Object.fromEntries(new URLSearchParams(search || ""));
