@@ -217,6 +217,7 @@ def test_a_reviewer_finds_a_memory_and_decides_proposals(browser: Any, console: 
     page.get_by_label("Search").fill("penicillin")
     page.get_by_label("User (scope id)").fill("ana")
     page.get_by_role("button", name="Show").click()
+    _expect_text(tab, "found for “penicillin”")
     page.get_by_role("link", name=f"Open memory {console.ids['allergy']}").wait_for()
     assert page.get_by_text("Ana is allergic to penicillin.").count() == 1
     assert page.get_by_text("Ben plays the cello").count() == 0  # another user's
