@@ -408,7 +408,11 @@ def test_a_page_whose_data_comes_late_never_draws_over_the_next(
     page = tab.page
     _log_in(tab, console.admin)
     held: list[Any] = []
-    page.route("**/v1/tokens", lambda route: held.append(route))
+
+    def hold(route: Any) -> None:  # playwright marks its handler: a bound method will not do
+        held.append(route)
+
+    page.route("**/v1/tokens", hold)
     tab.page.goto(f"{tab.base}/console#/tokens")
     while not held:
         page.wait_for_timeout(50)
