@@ -18,12 +18,18 @@ by the search's time, so ``as_of`` answers as it would have then -- even when it
 is the only answer among those few: the memories ranked above it are then about
 someone else, or ask rather than tell.
 
-Only the order of those few memories changes; nothing joins or leaves the
-results.  A turn is compared by what the user said in it, embedded alone once
-when the turn is embedded (``said_embeddings``), or by the closest of its facts
-when that is closer; a turn found through a fact is read whole, since the fact
-is one of its sentences and not always the one that answers.  A memory written
-directly is compared by its own vector.
+Of a question of one attribute ("what is my job"), a statement answers when the
+statements model reads it as stating that attribute (surely, or possibly and close
+to the question), or restates one that surely does: a newer statement of
+something else is never put first.  The latest answer's score is lifted just above
+the best of the others (the factor ``latest``), so the order is the scores';
+nothing joins or leaves the results.
+
+A turn is compared by what the user said in it, embedded alone once when the turn
+is embedded (``said_embeddings``), or by the closest of its facts when that is
+closer; a turn found through a fact is read whole, since the fact is one of its
+sentences and not always the one that answers.  A memory written directly is
+compared by its own vector.
 """
 
 from __future__ import annotations
@@ -36,9 +42,10 @@ import numpy.typing as npt
 from sqlalchemy import Connection, text
 
 from memory_core.embeddings import from_blob
-from memory_core.language import first_sentence
+from memory_core.language import first_sentence, sentences
 from memory_core.language.persons import persons_named
 from memory_core.language.questions import attribute_asked
+from memory_core.language.reading import may_state, read_statements
 from memory_core.language.telling import changes, looks_back
 from memory_core.retrieval import dense, ranking
 from memory_core.supersession.slots import (
@@ -68,6 +75,8 @@ MIN_SIMILARITY = 0.1
 RELATIVE_SIMILARITY = 0.5
 SAME_THING = 0.45
 FACTOR = "latest"
+# How far above the best of the others the latest answer's score is lifted.
+LIFT = 1.001
 
 
 @dataclass(frozen=True)
@@ -110,16 +119,35 @@ def first(
     asked = subject_asked(question)
     persons = set().union(*(persons_named(st.said) for st in statements.values()))
     about = {m: st for m, st in statements.items() if st.stated and _about(st, asked, persons)}
-    best = max((st.similarity for st in about.values()), default=0.0)
+    # Of a question of one attribute ("what is my job"), a statement answers when the
+    # statements model reads it so: surely (its likeliest attribute, however few words
+    # it shares with the question: "I quit nursing, now I teach") or possibly (among
+    # its likeliest few) and close to the question.  One read as of something else
+    # answers only as a restatement of one that surely does ("Tom switched to the
+    # Amazon warehouse" after "Tom works nights at the Tesco depot"): a newer
+    # statement about something else is never put first.
+    attribute = attribute_asked(question)
+    surely: set[str] = set(about)
+    possibly: set[str] = set(about)
+    if attribute is not None:
+        states = _states(about, attribute)
+        surely = {m for m, sure in states.items() if sure}
+        possibly = set(states)
+    best = max((about[m].similarity for m in possibly), default=0.0)
     floor = max(MIN_SIMILARITY, RELATIVE_SIMILARITY * best)
-    close = [st.vector for st in about.values() if st.similarity >= floor]
+    close = [about[m].vector for m in possibly if about[m].similarity >= floor]
+    if attribute is not None:
+        close += [about[m].vector for m in surely]
     answering = [
         m
         for m in order
         if m in about
         and (
-            about[m].similarity >= floor
-            or any(float(about[m].vector @ v) >= SAME_THING for v in close)
+            (attribute is not None and m in surely)
+            or (m in possibly and about[m].similarity >= floor)
+            or any(
+                float(about[m].vector @ v) >= SAME_THING for v in close if v is not about[m].vector
+            )
         )
     ]
     if not answering:
@@ -129,13 +157,39 @@ def first(
     # A plan is told of again before and after it happens ("we went camping last
     # weekend"): only a change of it ("postponed to June", "kicks off on 8 January")
     # replaces the plan as it stands, and with none the ranking's order is kept.
-    latest = _latest(answering, about, plan=attribute_asked(question) == "plan")
+    latest = _latest(answering, about, plan=attribute == "plan")
     if latest is None or latest == order[0]:
         return list(ranked)
     ahead = [c for c in ranked if memory_of[c.facts.seq] == latest]
+    rest = [c for c in ranked if memory_of[c.facts.seq] != latest]
+    # Its score says it: lifted just above the best of the others, the factor shown.
+    top = max(c.score for c in rest)
     for c in ahead:
-        c.factors[FACTOR] = 1.0  # the order, not the score, says it: shown as a factor
-    return ahead + [c for c in ranked if memory_of[c.facts.seq] != latest]
+        if c.score > 0 and c.score <= top:
+            c.factors[FACTOR] = top * LIFT / c.score
+    return ahead + rest
+
+
+def _restates(statement: _Statement, other: npt.NDArray[np.float32]) -> bool:
+    """Whether a statement is close enough in meaning to another (its vector) to say
+    the same thing again; not to itself."""
+    return other is not statement.vector and float(statement.vector @ other) >= SAME_THING
+
+
+def _states(about: dict[str, _Statement], attribute: str) -> dict[str, bool]:
+    """Of ``about``, the memories one of whose sentences may state ``attribute`` (among
+    the statements model's likeliest few), each with whether one surely does (its
+    likeliest)."""
+    pieces = [(m, sentence) for m, st in about.items() for sentence in sentences(st.said)]
+    texts = [sentence for _, sentence in pieces]
+    allowed = may_state(texts, attribute)
+    read = read_statements(texts)
+    out: dict[str, bool] = {}
+    for k, (m, _) in enumerate(pieces):
+        if allowed[k]:
+            surely = read is not None and read[k].attribute == attribute
+            out[m] = out.get(m, False) or surely
+    return out
 
 
 def _latest(

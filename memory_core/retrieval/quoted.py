@@ -3,8 +3,8 @@
 An insight (a digest the dream pass derived, tagged ``derived``) restates what
 the memories it cites said, so it matches their words.  When a query quotes one
 of them nearly word for word ("Nice work, Maria"), the memory is what was asked
-for: the insight goes right after it, not above it.  Only the order changes;
-nothing joins or leaves the results.
+for: the insight goes right after it, not above it, its score lowered to say so (the
+factor ``after_quoted``); nothing joins or leaves the results.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ DERIVED = "derived"
 # memory's, and it has at least this many.
 QUOTED_SHARE = 0.8
 MIN_QUOTED_WORDS = 2
+# An insight moved after a memory it cites scores this much below it.
+FACTOR = "after_quoted"
+LOWER = 1.001
 
 
 def quotes(query: str, content: str) -> bool:
@@ -70,6 +73,10 @@ def after_quoted_sources(
         ]
         if below:
             out.insert(below[-1], out.pop(at))  # after it: the pop shifted it up by one
+            # Its score says it: just below the memory it now follows, the factor shown.
+            before = out[below[-1] - 1].score
+            if 0 < before < insight.score:
+                insight.factors[FACTOR] = before / LOWER / insight.score
     return out
 
 

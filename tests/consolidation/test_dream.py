@@ -343,6 +343,10 @@ def test_an_insight_does_not_outrank_a_memory_the_query_quotes(
     quoted = mc.search(brain, "Biscuit greyhound Leeds shelter", embedder=stub, identity=SYSTEM)
     order = [h.trace.id for h in quoted.results]
     assert order[-1] == item["insight"] and set(order[:-1]) == set(dogs), order
+    scores = [h.score for h in quoted.results]  # its score says so
+    assert (
+        scores == sorted(scores, reverse=True) and "after_quoted" in quoted.results[-1].adjustments
+    )
     # A word alone quotes nothing: the insight keeps its place.
     asked = mc.search(brain, "greyhound", embedder=stub, identity=SYSTEM).results
     assert item["insight"] in [h.trace.id for h in asked][:2]
