@@ -2,10 +2,13 @@
 
 An agent that adds a memory it already has should hear so, and may merge instead.
 Exact: an active memory of the same scope id with the same words.  Near: one of
-the best few a search for the new words finds in that scope id (by meaning and
-words, as any search), which the merge verifier (:mod:`.verify`) calls the same
-fact -- the same judgement a dream pass makes before it proposes a merge, so a
-changed number, date, name or negation is never hinted as a duplicate.
+the best few a search for the new words finds in that scope id whose vector is at
+least ``REVERIE_DREAM_MERGE_THRESHOLD`` close to the new words and which the merge
+verifier (:mod:`.verify`, with the embedder's word similarity) calls the same fact
+-- the judgement a dream pass makes before it proposes a merge, so a changed
+number, date, name or negation, a change told ("the key moved: ..."), or two facts
+that share only a name ("I'm Zoe." / "Zoe has two cats.") are never hinted.
+Without an embedder there is no near hint: words alone cannot weigh meaning.
 """
 
 from __future__ import annotations
@@ -13,14 +16,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from sqlalchemy import text
 
 from memory_core.auth import Identity
 from memory_core.brain.db import Brain
+from memory_core.consolidation.base import EmbeddingWordSimilarity
 from memory_core.consolidation.verify import verify
-from memory_core.retrieval.query_embedding import SearchEmbedder
+from memory_core.embedders.base import Embedder
+from memory_core.errors import EmbedderError
+from memory_core.retrieval.query_embedding import QueryEmbedder, SearchEmbedder, Unusable
 from memory_core.retrieval.search import search
 from memory_core.textutil import content_hash
+from memory_core.traces.model import Trace
 
 # How many of a search's best hits are put to the verifier.
 CANDIDATES = 5
@@ -29,7 +37,7 @@ CANDIDATES = 5
 @dataclass(frozen=True)
 class Duplicate:
     """An existing memory a new one repeats: ``score`` 1 for the same words, else the
-    search's relevance of it to the new words."""
+    cosine of its vector and the new words'."""
 
     id: str
     kind: str  # exact | near
@@ -72,10 +80,38 @@ def duplicates_of(
         identity=identity,
         embedder=embedder,
     ).results
-    for hit in hits:
-        other = hit.trace
-        if other.id in seen or other.scope_id != scope_id or len(found) >= CANDIDATES:
+    model = _embedder(embedder)
+    if model is None:
+        return found
+    words = EmbeddingWordSimilarity(model)
+    threshold = brain.settings.dream_merge_threshold
+    others = [h.trace for h in hits if h.trace.id not in seen and h.trace.scope_id == scope_id]
+    for other, cosine in zip(others, _cosines(model, content, others), strict=True):
+        if len(found) >= CANDIDATES:
+            break
+        if cosine is None or cosine < threshold:
             continue
-        if verify(other.content, content).duplicate:
-            found.append(Duplicate(other.id, "near", round(hit.relevance, 4), other.content))
+        if verify(other.content, content, similarity=words).duplicate:
+            found.append(Duplicate(other.id, "near", round(cosine, 4), other.content))
     return found
+
+
+def _cosines(model: Embedder, content: str, others: list[Trace]) -> list[float | None]:
+    """The cosine of each of ``others`` to ``content``, their words embedded together
+    (a memory just written may not have its vector yet); None when embedding fails."""
+    if not others:
+        return []
+    try:
+        vectors = np.asarray(model.embed([content, *(t.content for t in others)]))
+    except EmbedderError:
+        return [None for _ in others]
+    return [float(v @ vectors[0]) for v in vectors[1:]]
+
+
+def _embedder(embedder: SearchEmbedder) -> Embedder | None:
+    """The model under the search's embedder, when there is a usable one."""
+    if isinstance(embedder, QueryEmbedder):
+        return embedder.embedder
+    if embedder is None or isinstance(embedder, Unusable):
+        return None
+    return embedder

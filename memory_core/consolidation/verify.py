@@ -8,6 +8,10 @@ why.  Two texts are *not* duplicates when they differ in
 * a number or quantity (digits, number words, ordinals, amounts);
 * a date or time (a month, weekday, year, clock time, "tomorrow");
 * polarity (one negates what the other states);
+* a change (one tells that something changed -- "moved", "now", "instead" -- and
+  the other does not);
+* the attribute stated, as the statements model reads them ("I'm Zoe." is who
+  she is, "Zoe has two cats." her pets: two facts, though both name her);
 * a named person, place or thing (a capitalised name only one side has,
   where the other has a name of its own), or a person by role ("my boss" /
   "my brother");
@@ -41,6 +45,7 @@ from memory_core.consolidation.analysis import (
     unmatched,
     unmatched_words,
 )
+from memory_core.language import reading, telling
 
 # A word's similarity to another, 0..1 (cosine of their embeddings), or None.
 WordSimilarity = Callable[[str, str], float | None]
@@ -51,6 +56,9 @@ OWN_CONTENT_SHARE = 0.5
 # Two words this similar (embedding cosine) are taken as saying the same thing
 # when weighing what each text says of its own (not for a swap in one slot).
 RELATED_SIMILARITY = 0.6
+# A text that tells a change holds at least this many words of its own (the word of
+# change and what it changed to) when it changes what the other states.
+CHANGED_WORDS = 2
 
 
 @dataclass(frozen=True)
@@ -58,7 +66,7 @@ class Verdict:
     """The verifier's answer for one pair: ``kind`` names the difference found."""
 
     duplicate: bool
-    kind: str  # duplicate | number | date_time | negation | person | object_place
+    kind: str  # duplicate | number | date_time | negation | change | attribute | person | ...
     reason: str
 
 
@@ -70,6 +78,10 @@ def verify(
 ) -> Verdict:
     """Decide whether two texts state the same fact (see the module docstring)."""
     a, b = analyse(older), analyse(newer)
+    # Two statements of different attributes are two facts, whoever they name ("I'm
+    # Zoe." is who she is, "Zoe has two cats." her pets).
+    if not reading.may_be_one([older, newer]):
+        return Verdict(False, "attribute", "they state different attributes")
     # A value only one side states is an added detail; values each side states
     # that the other lacks are a change.
     if _both_have_own(a.numbers, b.numbers):
@@ -95,6 +107,17 @@ def verify(
     own_b = unmatched_words(b, a)
     if similarity is not None:  # a synonym opposite counts as said by both, one for one
         own_a, own_b = _pair_related(own_a, own_b, a, b, similarity)
+    # One only names someone ("I'm Zoe.") and the other tells something of them ("Zoe
+    # has two cats."): naming the same person is not saying the same thing.
+    for mine, own in ((a, own_b), (b, own_a)):
+        if mine.content and mine.content <= _named(mine) and own:
+            return Verdict(False, "person", f"one names whom the other tells of: {_list(own)}")
+    # One tells that something changed and, besides the word of change, says what it
+    # changed to, where the other tells no change ("the key is under the pot" / "the
+    # key moved: it is with the neighbour"): a change, not a repeat.
+    for text, own, other in ((older, own_a, newer), (newer, own_b, older)):
+        if telling.changes(text) and not telling.changes(other) and len(own) >= CHANGED_WORDS:
+            return Verdict(False, "change", f"one tells a change of the other: {_list(own)}")
     if _share(own_a, a) > OWN_CONTENT_SHARE and _share(own_b, b) > OWN_CONTENT_SHARE:
         return Verdict(
             False,
@@ -106,6 +129,11 @@ def verify(
         old, new = swaps[0]
         return Verdict(False, "object_place", f"differs in what it is about: {old} / {new}")
     return Verdict(True, "duplicate", "the same fact, worded differently")
+
+
+def _named(analysis: Analysis) -> set[str]:
+    """The content words of a text that are names."""
+    return {s for s, w in analysis.sequence if w in analysis.names}
 
 
 def _pair_related(

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from memory_core.language import textmodel
 
 SPEAKER, OTHER, NONE = "speaker", "other", "none"
@@ -137,3 +139,23 @@ def attributes_allowed(texts: Sequence[str], attributes: Collection[str]) -> lis
         {a for a in attributes if a not in known or (row > row[known.index(a)]).sum() < LIKELIEST}
         for row in odds
     ]
+
+
+def may_be_one(texts: Sequence[str]) -> bool:
+    """Whether two texts may state the same attribute: not when the statements model
+    reads each surely (:data:`SURELY`) as an attribute outside the other's likeliest
+    few (they may when no model is shipped)."""
+    model = textmodel.shipped("statements")
+    if model is None:
+        return True
+    known = model.heads["attribute"].classes
+    odds = model.probabilities("attribute", list(texts))
+    likeliest = [{known[k] for k in np.argsort(-row)[:LIKELIEST]} for row in odds]
+    top = [(known[int(np.argmax(row))], float(np.max(row))) for row in odds]
+    (first, p_first), (second, p_second) = top
+    sure = min(p_first, p_second) >= SURELY
+    return not sure or first in likeliest[1] or second in likeliest[0]
+
+
+# How sure the reading of an attribute must be to tell two statements apart by it.
+SURELY = 0.5

@@ -72,8 +72,9 @@ _TABLE = (
     Tool(
         "memory_add",
         "Store a new memory trace. Returns its id; searchable at once. An exact repeat "
-        "answers the memory already kept (existing); near repeats of the same fact are "
-        "listed as duplicates, to merge instead.",
+        "answers the memory already kept (existing); memories that may repeat it are "
+        "listed as duplicates: close in meaning, and no number, date, negation, name, "
+        "change or attribute found to differ. Read both before merging.",
         schemas.ADD,
         (WRITE,),
         handlers.add,
