@@ -18,7 +18,12 @@ workers.  Then, through ``GET /v1/search``:
 
     python -m bench.changes [--files dev,heldout,fresh,unseen] [--json OUT] [--show N]
 
-Targets: now first for >= 90% of chains; as of found for >= 95%.
+Also counted: the supersessions (of every memory of the chain's scope id) whose
+later statement is a turn of another attribute than the earlier one's (an aside's
+label, the chain's attribute for its statements, the kind of any other turn).
+
+Targets: now first for >= 90% of chains; as of found for >= 95%; no supersession
+across attributes.
 """
 
 from __future__ import annotations
@@ -132,14 +137,50 @@ def _score(
             as_of_found += ids[k] in older[:AS_OF_DEPTH]
     for chain_id, question in misses:
         print(f"  not first now: {chain_id}: {question}")
+    crossed, superseded = _crossings(client, chains, posted)
     return {
         "chains": len(chains),
+        "superseded": superseded,
+        "crossed": crossed,
         "now_first": round(now_first / len(chains), 3),
         "as_of_found_top5": round(as_of_found / as_of_asked, 3) if as_of_asked else None,
         "now_first_by_attribute": {
             a: round(first_by_attribute[a] / n, 3) for a, n in sorted(by_attribute.items())
         },
     }
+
+
+def _attribute_of(chain: dict[str, Any], turn: dict[str, Any]) -> str:
+    """What a turn of a chain states: the chain's attribute for its statements, an
+    aside's own, the kind of any other turn (which states none)."""
+    if turn["kind"] == "statement":
+        return str(chain["attribute"])
+    return str(turn.get("attribute") or turn["kind"])
+
+
+def _crossings(
+    client: TestClient, chains: Sequence[dict[str, Any]], posted: dict[str, list[str]]
+) -> tuple[int, int]:
+    """How many statements (of the chain or an aside) were superseded by a turn of
+    another attribute, of how many superseded at all."""
+    crossed = superseded = 0
+    for chain in chains:
+        attribute = {
+            turn_id: _attribute_of(chain, turn)
+            for turn_id, turn in zip(posted[chain["id"]], chain["conversation"], strict=True)
+        }
+        r = client.get("/v1/memories", params={"scope_id": chain["id"], "limit": 500})
+        r.raise_for_status()
+        memories = r.json()["memories"]
+        turn_of = {m["id"]: _turn_of(m) or m["id"] for m in memories}
+        for m in memories:
+            successor = m.get("superseded_by")
+            if not successor or successor not in turn_of:
+                continue
+            superseded += 1
+            mine, theirs = attribute.get(turn_of[m["id"]]), attribute.get(turn_of[successor])
+            crossed += mine != theirs
+    return crossed, superseded
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -157,7 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{name}: current statement first for {result['now_first']:.1%} of "
             f"{result['chains']} chains; older statement found as of its time (top "
-            f"{AS_OF_DEPTH}) for {result['as_of_found_top5']:.1%}"
+            f"{AS_OF_DEPTH}) for {result['as_of_found_top5']:.1%}; superseded by another "
+            f"attribute: {result['crossed']} of {result['superseded']} supersessions"
         )
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))

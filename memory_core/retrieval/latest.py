@@ -119,35 +119,33 @@ def first(
     asked = subject_asked(question)
     persons = set().union(*(persons_named(st.said) for st in statements.values()))
     about = {m: st for m, st in statements.items() if st.stated and _about(st, asked, persons)}
-    # Of a question of one attribute ("what is my job"), a statement answers when the
-    # statements model reads it so: surely (its likeliest attribute, however few words
-    # it shares with the question: "I quit nursing, now I teach") or possibly (among
-    # its likeliest few) and close to the question.  One read as of something else
-    # answers only as a restatement of one that surely does ("Tom switched to the
-    # Amazon warehouse" after "Tom works nights at the Tesco depot"): a newer
-    # statement about something else is never put first.
+    # Of a question of one attribute ("what is my job"), the answers are the statements
+    # the statements model surely reads as stating it (its likeliest attribute, however
+    # few words they share with the question: "I quit nursing, now I teach") and those
+    # that restate one of them ("Tom switched to the Amazon warehouse" after "Tom works
+    # nights at the Tesco depot"); a newer statement about something else ("I've joined
+    # a choir") is never put first.  Only when none surely states it do the statements
+    # that possibly do (among its likeliest few), close to the question, answer.
     attribute = attribute_asked(question)
-    surely: set[str] = set(about)
-    possibly: set[str] = set(about)
+    candidates, sure = set(about), False
     if attribute is not None:
         states = _states(about, attribute)
-        surely = {m for m, sure in states.items() if sure}
-        possibly = set(states)
-    best = max((about[m].similarity for m in possibly), default=0.0)
+        surely = {m for m, certain in states.items() if certain}
+        candidates, sure = (surely, True) if surely else (set(states), False)
+    best = max((about[m].similarity for m in candidates), default=0.0)
     floor = max(MIN_SIMILARITY, RELATIVE_SIMILARITY * best)
-    close = [about[m].vector for m in possibly if about[m].similarity >= floor]
-    if attribute is not None:
-        close += [about[m].vector for m in surely]
+    close = [m for m in candidates if sure or about[m].similarity >= floor]
+    # A statement written as the successor of an answer (supersession judged them one
+    # slot when it was written) answers too.
+    successors = _successors(ranked, full, memory_of)
     answering = [
         m
         for m in order
         if m in about
         and (
-            (attribute is not None and m in surely)
-            or (m in possibly and about[m].similarity >= floor)
-            or any(
-                float(about[m].vector @ v) >= SAME_THING for v in close if v is not about[m].vector
-            )
+            m in close
+            or any(m != n and _restates(about[m], about[n]) for n in close)
+            or any(m in successors.get(n, ()) for n in close)
         )
     ]
     if not answering:
@@ -158,7 +156,10 @@ def first(
     # weekend"): only a change of it ("postponed to June", "kicks off on 8 January")
     # replaces the plan as it stands, and with none the ranking's order is kept.
     latest = _latest(answering, about, plan=attribute == "plan")
-    if latest is None or latest == order[0]:
+    # One superseded by the search's time was replaced by a later statement: it is not
+    # the one holding, whatever the reading of either.
+    replaced = {memory_of[c.facts.seq] for c in ranked if ranking.SUPERSEDED in c.factors}
+    if latest is None or latest == order[0] or latest in replaced:
         return list(ranked)
     ahead = [c for c in ranked if memory_of[c.facts.seq] == latest]
     rest = [c for c in ranked if memory_of[c.facts.seq] != latest]
@@ -170,10 +171,22 @@ def first(
     return ahead + rest
 
 
-def _restates(statement: _Statement, other: npt.NDArray[np.float32]) -> bool:
-    """Whether a statement is close enough in meaning to another (its vector) to say
-    the same thing again; not to itself."""
-    return other is not statement.vector and float(statement.vector @ other) >= SAME_THING
+def _successors(
+    ranked: Sequence[ranking.Candidate], full: dict[int, Trace], memory_of: dict[int, str]
+) -> dict[str, set[str]]:
+    """Of each memory among ``ranked``, the memories among them that superseded it."""
+    memory_by_id = {full[c.facts.seq].id: memory_of[c.facts.seq] for c in ranked}
+    out: dict[str, set[str]] = {}
+    for c in ranked:
+        later = full[c.facts.seq].superseded_by
+        if later is not None and later in memory_by_id:
+            out.setdefault(memory_of[c.facts.seq], set()).add(memory_by_id[later])
+    return out
+
+
+def _restates(statement: _Statement, other: _Statement) -> bool:
+    """Whether a statement is close enough in meaning to another to say it again."""
+    return float(statement.vector @ other.vector) >= SAME_THING
 
 
 def _states(about: dict[str, _Statement], attribute: str) -> dict[str, bool]:

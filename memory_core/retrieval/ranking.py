@@ -166,6 +166,10 @@ class Adjustments:
         )
 
 
+# The factor of a statement superseded by the search's time.
+SUPERSEDED = "superseded"
+
+
 def adjust(
     cands: Sequence[Candidate],
     query: str,
@@ -204,7 +208,7 @@ def adjust(
         if adj.importance_weight > 0:
             factors["importance"] = 1.0 + adj.importance_weight * (t.importance - 0.5)
         if t.valid_until is not None and t.valid_until <= adj.now:
-            factors["superseded"] = adj.superseded_factor
+            factors[SUPERSEDED] = adj.superseded_factor
         elif t.seq in asked and adj.asked_boost > 0:
             factors["asked"] = 1.0 + adj.asked_boost
         if t.fact and adj.fact_factor < 1.0:
