@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory_core.language import textmodel
+from memory_core.language.sentences import sentences
 
 SPEAKER, OTHER, NONE = "speaker", "other", "none"
 ATTRIBUTES = (
@@ -139,6 +140,19 @@ def attributes_allowed(texts: Sequence[str], attributes: Collection[str]) -> lis
         {a for a in attributes if a not in known or (row > row[known.index(a)]).sum() < LIKELIEST}
         for row in odds
     ]
+
+
+def states_only(text: str, attribute: str) -> bool:
+    """Whether every sentence of ``text`` that states something may state ``attribute``
+    (:func:`may_state`): "Hi! I'm Kim. I work as a nurse." states more than work --
+    who she is -- and a change of job replaces no part of it but the job.  True when
+    no model is shipped."""
+    parts = sentences(text)
+    read = read_statements(parts)
+    if read is None:
+        return True
+    allowed = may_state(parts, attribute)
+    return all(ok for r, ok in zip(read, allowed, strict=True) if r.says_something)
 
 
 def may_be_one(texts: Sequence[str]) -> bool:

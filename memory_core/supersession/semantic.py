@@ -32,7 +32,7 @@ from memory_core.embedders.base import Embedder
 from memory_core.embeddings import from_blob, one_batch_at_a_time, to_blob
 from memory_core.errors import EmbedderError
 from memory_core.language.questions import attribute_asked
-from memory_core.language.reading import attributes_allowed
+from memory_core.language.reading import attributes_allowed, states_only
 from memory_core.language.slots import EXAMPLES
 from memory_core.language.telling import looks_back
 from memory_core.supersession.chain import KnownSubjects, supersede
@@ -176,15 +176,19 @@ def follow(brain: Brain, embedder: Embedder, trace_ids: Sequence[str]) -> int:
             earlier = [r for r in rows if r.occurred_at < at]
             if replaces(statement.said):
                 older = [
-                    str(r.id) for r in earlier if _same_thing(vector, statement.said, topic, r)
+                    str(r.id)
+                    for r in earlier
+                    if _same_thing(vector, statement.said, topic, r) and _only_of(r.content, r)
                 ]
                 superseded += supersede(conn, older, statement.id, at=at)
             # Said after this one but known before it (turns arrive out of order): this
             # one held until the first of them that restates it.
             later = sorted((r for r in rows if r.occurred_at > at), key=lambda r: r.occurred_at)
             for r in later:
-                if replaces(said_in(r.content)) and _same_thing(
-                    vector, said_in(r.content), topic, r, after=statement.said
+                if (
+                    replaces(said_in(r.content))
+                    and _same_thing(vector, said_in(r.content), topic, r, after=statement.said)
+                    and _only_of(statement.said, r)
                 ):
                     supersede(conn, [statement.id], str(r.id), at=float(r.occurred_at))
                     break
@@ -298,6 +302,13 @@ def _same_thing(
     if float(new @ from_blob(row.vector)) < SAME_THING:
         return False
     return restates(later, earlier)
+
+
+def _only_of(said: str, row: Any) -> bool:
+    """Whether what an earlier statement says is all of the attribute of the slot a
+    later one shares with it (``row``'s): a turn that also says something else ("Hi!
+    I'm Kim. I work as a nurse.") is not replaced whole by a change of one attribute."""
+    return states_only(said_in(said), base_attribute(str(row.slot)))
 
 
 def replaces(said: str) -> bool:
