@@ -256,6 +256,20 @@ def delete(ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="
         out.console.print(f"deleted {trace_id}")
 
 
+@app.command("undo-supersession")
+def undo_supersession(
+    ctx: typer.Context, trace_id: Annotated[str, typer.Argument(metavar="ID")]
+) -> None:
+    """Make a memory a later one superseded wrongly current again; the same later one
+    never supersedes it again."""
+    state = state_of(ctx)
+    trace = mc.undo_supersession(state.brain(), trace_id, identity=mc.OPEN)
+    if state.json:
+        out.emit_json({"undone": True, "trace": trace.to_dict()})
+    else:
+        out.console.print(f"current again: {trace_id}")
+
+
 @app.command()
 def forget(
     ctx: typer.Context,

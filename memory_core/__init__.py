@@ -40,6 +40,7 @@ from memory_core.traces.store import (
     list_traces,
     update_trace,
 )
+from memory_core.traces.supersession import undo_supersession
 
 __all__ = [
     "OPEN",
@@ -80,5 +81,6 @@ __all__ = [
     "open_brain",
     "parse_time",
     "search",
+    "undo_supersession",
     "update_trace",
 ]

@@ -186,6 +186,11 @@ class _Calls:
         return _Call("DELETE", f"/v1/memories/{trace_id}", types.Deleted)
 
     @staticmethod
+    def undo_supersession(trace_id: str) -> _Call[types.TraceOut]:
+        path = f"/v1/memories/{trace_id}/supersession/undo"
+        return _Call("POST", path, types.TraceOut)
+
+    @staticmethod
     def merge(ids: Sequence[str], content: str | None) -> _Call[types.Merged]:
         body = _drop_none(ids=list(ids), content=content)
         return _Call("POST", "/v1/memories/merge", types.Merged, body=body)
@@ -387,6 +392,10 @@ class Client(_Identity):
     def delete(self, trace_id: str) -> types.Deleted:
         return self._send(_Calls.delete(trace_id))
 
+    def undo_supersession(self, trace_id: str) -> types.TraceOut:
+        """Make a memory a later one superseded wrongly current again, for good."""
+        return self._send(_Calls.undo_supersession(trace_id))
+
     def merge(self, ids: Sequence[str], *, content: str | None = None) -> types.Merged:
         return self._send(_Calls.merge(ids, content))
 
@@ -567,6 +576,9 @@ class AsyncClient(_Identity):
 
     async def delete(self, trace_id: str) -> types.Deleted:
         return await self._send(_Calls.delete(trace_id))
+
+    async def undo_supersession(self, trace_id: str) -> types.TraceOut:
+        return await self._send(_Calls.undo_supersession(trace_id))
 
     async def merge(self, ids: Sequence[str], *, content: str | None = None) -> types.Merged:
         return await self._send(_Calls.merge(ids, content))

@@ -27,6 +27,7 @@ TOOL_NAMES = [
     "memory_post_turn",
     "memory_context",
     "memory_read",
+    "memory_undo_supersession",
 ]
 
 

@@ -41,6 +41,7 @@ COPIED: tuple[Table, ...] = (
     schema.trace_judgements,
     schema.said_embeddings,
     schema.supersession_pending,
+    schema.supersession_refusals,
     schema.coactivation_edges,
     schema.undo_log,
     schema.inbox_turns,

@@ -178,6 +178,16 @@ supersession_pending = Table(
     Index("ix_supersession_pending_noted", "noted_at"),
 )
 
+# A supersession a person undid: the earlier trace (and each of its facts) is never
+# superseded again by the later one (or its facts) -- the same reading would redo it.
+supersession_refusals = Table(
+    "supersession_refusals",
+    metadata,
+    _trace_key(),
+    Column("successor_id", Text, primary_key=True),
+    Column("refused_at", Float, nullable=False),
+)
+
 # A reasoner's checked answer to one question, under a digest of the reasoner, its
 # model, the prompt and the input (memory_core.reasoners.cache): asked once.
 judgement_cache = Table(

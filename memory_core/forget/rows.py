@@ -34,6 +34,7 @@ _ABOUT_TRACE = (
     "trace_judgements",
     "said_embeddings",
     "supersession_pending",
+    "supersession_refusals",
     "undo_log",
 )
 _REPORTS_AT_ONCE = 50

@@ -5,7 +5,8 @@ every earlier statement of that slot in its scope id that still held at its time
 now holds until then, superseded by it; and when a later statement of the slot
 is already known (turns can arrive out of order), the new one holds until that
 one.  Nothing is deleted: a superseded trace keeps its words and is found with
-``as_of`` a time it held, and search ranks it below its successor.
+``as_of`` a time it held, and search ranks it below its successor.  A
+supersession a person undid is never made again between the same two statements.
 
 The statement is the traces of one turn or one add (an episode and the facts
 drawn from it share their slot and their time): they never supersede one another.
@@ -79,6 +80,9 @@ def supersede(conn: Connection, older: Sequence[str], successor: str, *, at: flo
     superseded by ``successor`` (those superseded at or before ``at`` keep their successor).
     """
     every = with_facts(conn, older)
+    if every:
+        refused = _refused(conn, every, successor)
+        every = [t for t in every if t not in refused]
     if not every:
         return 0
     held = "deleted = 0 AND occurred_at < ? AND (valid_until IS NULL OR valid_until > ?)"
@@ -89,6 +93,19 @@ def supersede(conn: Connection, older: Sequence[str], successor: str, *, at: flo
             (at, successor, *every, at, at),
         )
         return int(cursor.rowcount)
+
+
+def _refused(conn: Connection, traces: Sequence[str], successor: str) -> set[str]:
+    """Of ``traces``, those a person refused to see superseded by ``successor``
+    (:func:`memory_core.traces.supersession.undo_supersession`)."""
+    marks = ", ".join("?" for _ in traces)
+    with raw_cursor(conn) as cursor:
+        rows = cursor.execute(
+            "SELECT trace_id FROM supersession_refusals "
+            f"WHERE successor_id = ? AND trace_id IN ({marks})",
+            (successor, *traces),
+        )
+        return {str(r[0]) for r in rows}
 
 
 def with_facts(conn: Connection, traces: Sequence[str]) -> list[str]:

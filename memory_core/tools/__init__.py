@@ -152,6 +152,15 @@ _TABLE = (
         handlers.record_read,
         read_only=True,
     ),
+    Tool(
+        "memory_undo_supersession",
+        "A memory marked superseded by a later one that does not replace it (another "
+        "attribute, someone else): make it current again; the same later memory never "
+        "supersedes it again.",
+        schemas.DELETE,
+        (WRITE,),
+        handlers.undo_supersession,
+    ),
 )
 
 TOOLS: dict[str, Tool] = {tool.name: tool for tool in _TABLE}

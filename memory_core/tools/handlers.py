@@ -13,7 +13,7 @@ from typing import Any
 
 from memory_core.auth import DREAM, brain_wide
 from memory_core.consolidation.hints import duplicates_of
-from memory_core.errors import Forbidden, InvalidArgument, NotEnabled, NotFound
+from memory_core.errors import Conflict, Forbidden, InvalidArgument, NotEnabled, NotFound
 from memory_core.inbox.turns import Turn, accept_turn
 from memory_core.jobs import Jobs
 from memory_core.retrieval import feedback
@@ -22,7 +22,7 @@ from memory_core.retrieval.context import read_at
 from memory_core.retrieval.search import search as search_traces
 from memory_core.timeref import iso, parse_time
 from memory_core.tools.context import ToolContext
-from memory_core.traces import levels
+from memory_core.traces import levels, supersession
 from memory_core.traces import store as traces
 from memory_core.traces.merge import merge_traces
 
@@ -77,6 +77,18 @@ def update(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     except NotFound:
         return {"updated": False}
     return {"updated": True}
+
+
+def undo_supersession(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """``{"undone": false}`` with the reason for an id naming no active trace of the
+    caller's, or one that is current."""
+    try:
+        supersession.undo_supersession(ctx.brain, args["traceId"], identity=ctx.identity)
+    except NotFound:
+        return {"undone": False, "reason": "no such memory"}
+    except Conflict as e:
+        return {"undone": False, "reason": str(e)}
+    return {"undone": True}
 
 
 def delete(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:

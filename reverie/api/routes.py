@@ -326,6 +326,19 @@ def patch_memory(
     return trace.to_dict()
 
 
+@router.post(
+    "/v1/memories/{trace_id}/supersession/undo",
+    tags=["memories"],
+    response_model=out.TraceOut,
+    responses=refusals(404, 409),
+)
+def undo_supersession(trace_id: str, request: Request, caller: CanWrite) -> dict[str, Any]:
+    """A wrong supersession undone: the superseded memory (its turn and facts) holds
+    again, and the same later statement never supersedes it again.  409 when the
+    memory is current."""
+    return mc.undo_supersession(_brain(request), trace_id, identity=caller).to_dict()
+
+
 @router.delete(
     "/v1/memories/{trace_id}",
     tags=["memories"],

@@ -16,6 +16,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 import memory_core as mc
+from memory_core import proposals
+from memory_core.consolidation.dream import dream
 from memory_core.traces.decay import DAY
 from reverie.compose import Process
 from tests.api.conftest import post_turn
@@ -118,3 +120,44 @@ def test_a_change_told_in_the_same_words_is_no_repeat(client: TestClient, worker
         client, "The spare house key moved: it is now with the neighbour at number 14.", "kit"
     )
     assert moved["duplicates"] == []
+
+
+def test_a_supersession_undone_holds_the_older_statement_again_through_every_pass(
+    client: TestClient, workers: Process, api_settings: mc.Settings
+) -> None:
+    leeds = post_turn(client, "I live in a flat in Leeds.", T0, scope_id="lou")
+    workers.join()
+    post_turn(
+        client, "We moved to York last month, into a terraced house.", T0 + 60 * DAY, scope_id="lou"
+    )
+    workers.join()
+    memories = client.get("/v1/memories", params={"scope_id": "lou", "limit": 100}).json()
+    older = [
+        m for m in memories["memories"] if m["metadata"].get("turn_id") == leeds or m["id"] == leeds
+    ]
+    superseded = [m for m in older if m["superseded_by"]]
+    assert superseded, older
+
+    r = client.post(f"/v1/memories/{superseded[0]['id']}/supersession/undo")
+    assert r.status_code == 200, r.text
+    assert r.json()["superseded_by"] is None and r.json()["valid_until"] is None
+    again = client.post(f"/v1/memories/{superseded[0]['id']}/supersession/undo")
+    assert again.status_code == 409, again.text  # current: nothing to undo
+    assert client.post("/v1/memories/mt_nothing/supersession/undo").status_code == 404
+
+    def current() -> list[bool]:
+        found = client.get("/v1/memories", params={"scope_id": "lou", "limit": 100}).json()
+        return [
+            not m["superseded_by"] for m in found["memories"] if m["id"] in {o["id"] for o in older}
+        ]
+
+    assert all(current()), current()
+    brain = mc.open_brain(api_settings)
+    try:
+        for day in range(61, 400, 30):  # passes on a moving clock, every proposal accepted
+            now = T0 + day * DAY
+            dream(brain, api_settings, now=now)
+            proposals.accept_all(brain, api_settings, now=now)
+    finally:
+        brain.close()
+    assert all(current()), current()

@@ -26,6 +26,7 @@ import pytest
 import memory_core as mc
 from memory_core.auth import SYSTEM, create_token
 from memory_core.consolidation.dream import dream
+from memory_core.supersession.chain import supersede
 from reverie.compose import Process
 from reverie.compose import app as api_app
 from tests.api.conftest import serving
@@ -63,6 +64,7 @@ class Console:
     ids: dict[str, str]  # the memories by a short name
     proposals: dict[str, str]  # kind -> the pending proposal of that kind
     pass_id: str
+    brain: mc.Brain
 
     def get(self, path: str, **params: Any) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self.admin}"}
@@ -135,7 +137,7 @@ def console(api_settings: mc.Settings, workers: Process) -> Iterator[Console]:
         assert {"prune", "merge"} <= set(kinds), pending
         [ran] = httpx.get(url + "/v1/dreams", headers=headers, timeout=10).json()["passes"]
         assert ran["undoable"], ran
-        yield Console(url, admin, viewer, ids, kinds, report.pass_id)
+        yield Console(url, admin, viewer, ids, kinds, report.pass_id, brain)
 
 
 @pytest.fixture
@@ -423,4 +425,23 @@ def test_a_page_whose_data_comes_late_never_draws_over_the_next(
     page.wait_for_timeout(300)  # the late page's own work, had it drawn
     assert page.locator("main h1").inner_text() == "Proposals"
     page.get_by_role("button", name=f"Accept proposal {console.proposals['merge']}").wait_for()
+    _offline(tab)
+
+
+def test_a_wrong_supersession_is_undone_from_the_memory_page(
+    browser: Any, console: Console
+) -> None:
+    older, later = console.ids["sister"], console.ids["allergy"]
+    with console.brain.transaction() as conn:  # a reading took one for the other's successor
+        supersede(conn, [older], later, at=time.time())
+    assert console.get(f"/v1/memories/{older}").json()["superseded_by"] == later
+    tab = _tab(browser, console)
+    page = tab.page
+    _log_in(tab, console.admin)
+    tab.go(f"/memory/{older}")
+    undo = page.get_by_role("button", name=f"Still current: undo the supersession of {older}")
+    undo.click()
+    _expect_text(tab, f"Current again: {older}")
+    assert console.get(f"/v1/memories/{older}").json()["superseded_by"] is None
+    undo.wait_for(state="detached")  # the page drawn again: nothing left to undo
     _offline(tab)

@@ -36,6 +36,7 @@ NEEDS: dict[str, frozenset[str]] = {
     "memory_post_turn": frozenset({"write"}),
     "memory_context": frozenset({"read"}),
     "memory_read": frozenset({"read"}),
+    "memory_undo_supersession": frozenset({"write"}),
     "memory://memories/{id}": frozenset({"read"}),
     "memory://proposals": frozenset({"read"}),
 }
@@ -83,6 +84,7 @@ def _prepare(operation: str, brain: mc.Brain) -> Callable[[Client], Awaitable[Ou
         "memory_post_turn": lambda: {"user": "hi", "assistant": "hello", "scope_id": "u1"},
         "memory_context": lambda: {"query": "gardening"},
         "memory_read": lambda: {"traceId": _fresh(brain)},
+        "memory_undo_supersession": lambda: {"traceId": _fresh(brain)},
     }[operation]()
 
     async def call(client: Client) -> Outcome:

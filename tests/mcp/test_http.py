@@ -30,7 +30,7 @@ def test_http_serves_tools_and_resources_in_both_protocol_eras(
     async def scenario() -> None:
         async with over_http(scope_ids={"user": "alice"}, mode=mode) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert len(tools) == 9
+            assert len(tools) == 10
             assert all(tools[n].input_schema == s["parameters"] for n, s in TOOL_SCHEMAS.items())
             added = await client.call_tool("memory_add", {"content": "Alice likes jasmine tea."})
             trace_id = added.structured_content["traceId"]
@@ -94,7 +94,7 @@ def test_rest_and_mcp_list_the_same_tools_and_answer_them_alike(
             return tools, answer.structured_content
 
     tools, mcp_read = anyio.run(scenario)
-    assert tools == listed and len(listed) == 9
+    assert tools == listed and len(listed) == 10
     # Alike but for the use the REST read itself records (a read in full is a use,
     # counted by the workers, maybe before the MCP read).
     used = ("retrieval_count", "last_accessed")

@@ -412,3 +412,14 @@ def test_long_commands_show_progress_with_totals_on_a_terminal_only(tmp_path: Pa
     assert "dream pass" not in shown
     piped = memctl("embed-backfill", env={**env, "REVERIE_EMBEDDER": "stub"})
     assert piped.returncode == 0 and piped.stderr == ""
+
+
+def test_undo_supersession_makes_a_memory_current_again(brain_arg: list[str]) -> None:
+    env = {"REVERIE_EMBEDDER": "none"}  # chained as written, on the words of change
+    leeds = ok_json(*brain_arg, "add", "I live in Leeds.", "--scope-id", "u1", env=env)["traceId"]
+    ok_json(*brain_arg, "add", "I moved to York now.", "--scope-id", "u1", env=env)
+    assert ok_json(*brain_arg, "show", leeds, env=env)["superseded_by"]
+    undone = ok_json(*brain_arg, "undo-supersession", leeds, env=env)
+    assert undone["undone"] and undone["trace"]["superseded_by"] is None
+    again = memctl(*brain_arg, "undo-supersession", leeds, env=env)
+    assert_one_line_error(again, 5, "is current")

@@ -306,11 +306,21 @@ async function memoryPage(id) {
         route();
       } catch (error) { say(error.message, true); }
     }, { class: "danger" }));
+  // A supersession a reader finds wrong ("I'm learning Japanese" did not change the
+  // job) is undone here, and never made again by the same later memory.
+  const unsupersede = t.superseded_by && !t.deleted ? h("div", { class: "actions" },
+    actButton("Still current", "write", async () => {
+      try {
+        await api("POST", "/v1/memories/" + encodeURIComponent(t.id) + "/supersession/undo");
+        say("Current again: " + t.id);
+        route();
+      } catch (error) { say(error.message, true); }
+    }, { aria: "Still current: undo the supersession of " + t.id })) : null;
   page("Memory", h("div", { class: "card" }, h("div", { class: "content" }, t.content)), fields,
     briefList("Taken from", doc.sources, "Nothing: it was written as it is."),
     briefList("Cited by", doc.cited_by, "No memory cites it."),
     briefList("It replaced", doc.replaced, "It replaced nothing."),
-    briefList("Replaced by", doc.replaced_by, "Nothing replaced it."),
+    briefList("Replaced by", doc.replaced_by, "Nothing replaced it."), unsupersede,
     h("h2", {}, "History"), changes, h("h2", {}, "Proposals"), proposals, editing, remove);
 }
 
