@@ -24,11 +24,13 @@ from memory_core import language
 from memory_core.consolidation.analysis import SPEAKER_LABEL
 from memory_core.language import salience as cues
 from memory_core.language.lexicon import MONTH_NUMBERS
+from memory_core.language.reading import read_statements
 
 _DURABLE = cues.durable_cues(MONTH_NUMBERS)
 # Capitalised words that name no one, months among them.
 _NOT_NAMES = cues.NOT_NAMES | frozenset(MONTH_NUMBERS)
 # Tags by which a caller asks for a trace to be kept.
+LIKES = "likes"
 KEEP_TAGS = frozenset({"keep", "pinned", "remember", "important"})
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
@@ -103,10 +105,30 @@ def salience(text: str) -> Salience:
     name = _named(user)
     if name is not None:
         return Salience("relationship", name, smalltalk=False)
+    liked = _preference(user)
+    if liked is not None:
+        return Salience("preference", liked, smalltalk=False)
     shout = _EMPHASIS.search(user)
     if shout is not None:
         return Salience("emphasis", shout.group(0), smalltalk=False)
     return Salience(None, None, smalltalk=False)
+
+
+# How sure the statements model must be that a sentence tells what someone likes or
+# dislikes for it to be kept as a preference.
+PREFERENCE = 0.5
+
+
+def _preference(said: str) -> str | None:
+    """The first sentence the statements model reads as a preference (likes or
+    dislikes, habits of taste: "I really don't like phone calls", "Never music on
+    runs"), when it is sure; None without a shipped model."""
+    parts = language.sentences(said)
+    read = read_statements(parts) if parts else None
+    for sentence, statement in zip(parts, read or [], strict=False):
+        if statement.attribute == LIKES and statement.attribute_p >= PREFERENCE:
+            return sentence.strip()
+    return None
 
 
 def _quiet(assistant: str) -> bool:

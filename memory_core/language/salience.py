@@ -76,6 +76,7 @@ def durable_cues(months: Iterable[str]) -> dict[str, re.Pattern[str]]:
             r"\bbooked\b|\bscheduled\b|\bplanning to\b|\bgoing to (?!be\b)\w+"
         ),
         "preference": (
+            r"\bprefers\b|"
             r"\bi (?:really |absolutely |much |do )?(?:prefer|love|hate|adore|loathe|like|dislike|"
             r"enjoy|detest)\b|\bfavou?rite\b|\bcan'?t stand\b|\bi'?m (?:a )?(?:vegan|vegetarian|"
             r"pescatarian)|\bi (?:always|never|usually|tend to)\b|\bi'?m not (?:a fan|into)\b|"

@@ -8,6 +8,7 @@ questions go through ``GET /v1/search``, memories through ``POST /v1/memories``.
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from fastapi.testclient import TestClient
 
 import memory_core as mc
 from memory_core import proposals
+from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream
 from memory_core.traces.decay import DAY
 from reverie.compose import Process
@@ -161,3 +163,28 @@ def test_a_supersession_undone_holds_the_older_statement_again_through_every_pas
     finally:
         brain.close()
     assert all(current()), current()
+
+
+def test_preferences_an_agent_added_are_never_proposed_by_decay(
+    client: TestClient, workers: Process, api_settings: mc.Settings
+) -> None:
+    kept = [
+        _add(client, "User prefers dark mode and concise answers.", "zoe")["id"],
+        _add(client, "Zoe prefers short answers in the morning.", "zoe")["id"],
+    ]
+    weak = _add(client, "The weather was grey on the walk today.", "zoe")["id"]
+    workers.join()
+    brain = mc.open_brain(api_settings)
+    try:
+        now = time.time() + 400 * DAY  # nobody searched since
+        dream(brain, api_settings, now=now)
+        named = {
+            t
+            for p in proposals.list_proposals(brain, api_settings, identity=SYSTEM)
+            if p.kind == "prune"
+            for t in p.trace_ids
+        }
+    finally:
+        brain.close()
+    assert weak in named  # decay proposes what nothing protects
+    assert not named & set(kept), named
