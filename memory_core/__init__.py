@@ -38,6 +38,7 @@ from memory_core.traces.store import (
     delete_trace,
     get_trace,
     list_traces,
+    said_again,
     update_trace,
 )
 from memory_core.traces.supersession import undo_supersession
@@ -80,6 +81,7 @@ __all__ = [
     "merge_traces",
     "open_brain",
     "parse_time",
+    "said_again",
     "search",
     "undo_supersession",
     "update_trace",

@@ -76,10 +76,16 @@ class DuplicateOut(Out):
 class MemoryAdded(TraceOut):
     """The stored memory, and the caller's memories it says again."""
 
+    existing: bool = Field(
+        False,
+        description="The same words were already kept in this scope id: this is that "
+        "memory (200), its metadata.occurrences noting when each was said.",
+    )
     duplicates: list[DuplicateOut] = Field(
         default_factory=list,
-        description="Memories of the same scope id this one repeats, exactly or nearly "
-        "(as the merge verifier judges): merge instead of keeping both.",
+        description="Memories of the same scope id this one may repeat (close in meaning, "
+        "and no number, date, negation, name, change or attribute found to differ): read "
+        "both before merging.",
     )
 
 

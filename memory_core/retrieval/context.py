@@ -134,8 +134,11 @@ def context(
     lines = [header]
     used = estimate_tokens(header)
     shown: list[dict[str, Any]] = []
+    said: set[str] = set()  # the words already in the block: a memory is shown once
     for hit in found.results:
         t = hit.trace
+        if _said(t, said):
+            continue
         for depth, words in (
             ("full", " ".join(t.content.split())),
             ("abstract", levels.abstract(t)),
@@ -159,6 +162,16 @@ def context(
     }
 
 
+def _said(trace: Trace, said: set[str]) -> bool:
+    """Whether ``said`` already holds the trace's words (spaces aside); notes them if not:
+    the same words kept twice (two turns telling one fact) are shown once."""
+    words = " ".join(trace.content.split())
+    if words in said:
+        return True
+    said.add(words)
+    return False
+
+
 def known_of(brain: Brain, scope_id: str, *, identity: Identity, budget_tokens: int = 800) -> str:
     """What is known of one user, newest stored first, as a block to open a session
     with: each memory's abstract, dated and with its id, within ``budget_tokens``; the
@@ -170,8 +183,9 @@ def known_of(brain: Brain, scope_id: str, *, identity: Identity, budget_tokens: 
     header = f"What you remember of {scope_id} (memory_search and memory_read for more):"
     lines, used = [header], estimate_tokens(header)
     page = list_traces(brain, scope_id=scope_id, limit=MAX_PAGE, identity=identity)
+    said: set[str] = set()
     for t in page.traces:
-        if TURN_TAG in t.tags or t.superseded_by is not None:
+        if TURN_TAG in t.tags or t.superseded_by is not None or _said(t, said):
             continue
         line = _line(t, levels.abstract(t))
         cost = estimate_tokens(line) + 1

@@ -35,9 +35,12 @@ def add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             f"(X-Reverie-{scope.title()} over HTTP, --{scope} for memctl mcp)"
         )
     scope_id = ctx.identity.scope_id_for(ctx.scope_ids.get(scope), scope)
-    existing = traces.find_same(ctx.brain, args["content"], scope, scope_id)
-    if existing is not None:  # an agent saying it again: the memory it already has
-        return {"traceId": existing, "existing": True}
+    # An agent saying it again: the memory it already has, this occurrence noted.
+    again = traces.said_again(
+        ctx.brain, args["content"], scope=scope, scope_id=scope_id, identity=ctx.identity
+    )
+    if again is not None:
+        return {"traceId": again.id, "existing": True}
     trace_id = traces.add_trace(
         ctx.brain,
         args["content"],

@@ -8,6 +8,7 @@ happens before anything is written: a refused call changes nothing.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 import uuid
@@ -24,6 +25,7 @@ from memory_core.brain.schema import FTS_TABLE
 from memory_core.embeddings import archive_vectors
 from memory_core.errors import Conflict, InvalidArgument, NotFound
 from memory_core.textutil import content_hash
+from memory_core.timeref import iso
 from memory_core.traces.journal import changing
 from memory_core.traces.model import (
     NewTrace,
@@ -224,6 +226,51 @@ def find_same(brain: Brain, content: str, scope: str, scope_id: str | None) -> s
             {"h": content_hash(content), "s": scope, "sid": scope_id, "c": content},
         ).first()
     return None if row is None else str(row[0])
+
+
+# How many occurrences of a memory said again are kept (the latest ones).
+OCCURRENCES = 50
+
+
+def said_again(
+    brain: Brain,
+    content: str,
+    *,
+    scope: str,
+    scope_id: str | None,
+    identity: Identity,
+    occurred_at: float | None = None,
+    now: float | None = None,
+) -> Trace | None:
+    """The memory already holding exactly ``content`` in this scope id, with this
+    occurrence noted (``metadata.occurrences``: when each was said, the latest
+    :data:`OCCURRENCES`); None when there is none.  The same words said again by any
+    door are one memory, not two."""
+    acting(identity, WRITE)
+    now = time.time() if now is None else now
+    with brain.transaction() as conn:
+        row = conn.execute(
+            text(
+                "SELECT id, metadata, occurred_at FROM memory_traces WHERE content_hash = :h "
+                "AND scope = :s AND scope_id IS NOT DISTINCT FROM :sid AND deleted = 0 "
+                "AND content = :c ORDER BY created_at, id LIMIT 1"
+            ),
+            {"h": content_hash(content), "s": scope, "sid": scope_id, "c": content},
+        ).first()
+        if row is None:
+            return None
+        metadata = json.loads(row.metadata or "{}")
+        seen = metadata.get("occurrences")
+        if not isinstance(seen, list):
+            seen = [iso(float(row.occurred_at))]
+        metadata["occurrences"] = [*seen, iso(now if occurred_at is None else occurred_at)][
+            -OCCURRENCES:
+        ]
+        conn.execute(
+            text("UPDATE memory_traces SET metadata = :m WHERE id = :id"),
+            {"m": json.dumps(metadata, ensure_ascii=False), "id": row.id},
+        )
+        return fetch_trace(conn, str(row.id))
 
 
 def add_trace(

@@ -102,17 +102,32 @@ def _send_embed(request: Request, trace_ids: list[str]) -> None:
 
 
 @router.post("/v1/memories", status_code=201, tags=["memories"], response_model=out.MemoryAdded)
-def post_memory(body: MemoryIn, request: Request, caller: CanWrite) -> dict[str, Any]:
-    """Store one memory trace; searchable when this answers.  ``duplicates`` names the
-    caller's memories of the same scope id it says again (exact, or near as the merge
-    verifier judges), so an agent may merge instead."""
+def post_memory(
+    body: MemoryIn, request: Request, response: Response, caller: CanWrite
+) -> dict[str, Any]:
+    """Store one memory trace; searchable when this answers.  The same words already
+    kept in the scope id are that memory, this occurrence noted (200, ``existing``);
+    ``duplicates`` names the caller's memories of the same scope id it may repeat (as
+    the merge verifier judges), for an agent to read before merging."""
     brain = _brain(request)
+    scope_id = caller.scope_id_for(body.scope_id, body.scope)
+    again = mc.said_again(
+        brain,
+        body.content,
+        scope=body.scope,
+        scope_id=scope_id,
+        identity=caller,
+        occurred_at=_epoch(body.timestamp),
+    )
+    if again is not None:
+        response.status_code = 200
+        return {**again.to_dict(), "existing": True, "duplicates": []}
     trace_id = mc.add_trace(
         brain,
         body.content,
         type=body.type,
         scope=body.scope,
-        scope_id=caller.scope_id_for(body.scope_id, body.scope),
+        scope_id=scope_id,
         tags=body.tags,
         importance=body.importance,
         metadata=body.metadata,

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -20,9 +21,12 @@ import memory_core as mc
 from memory_core import proposals
 from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream
+from memory_core.retrieval.context import known_of
 from memory_core.traces.decay import DAY
+from reverie.client import Client
 from reverie.compose import Process
-from tests.api.conftest import post_turn
+from reverie.compose import app as api_app
+from tests.api.conftest import post_turn, serving
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC).timestamp()
 
@@ -188,3 +192,46 @@ def test_preferences_an_agent_added_are_never_proposed_by_decay(
         brain.close()
     assert weak in named  # decay proposes what nothing protects
     assert not named & set(kept), named
+
+
+def test_the_readmes_snippet_run_twice_keeps_one_memory_with_two_occurrences(
+    api_settings: mc.Settings, workers: Process
+) -> None:
+    with serving(api_app(workers)) as url:
+        for _ in range(2):  # the README's snippet, twice, through the client
+            with Client(url, user="alice") as memory:
+                memory.add("Alice is allergic to penicillin.", type="semantic")
+        for _ in range(2):  # and through REST
+            r = httpx.post(
+                url + "/v1/memories",
+                json={"content": "Alice is allergic to penicillin.", "type": "semantic"},
+                headers={"X-Reverie-User": "alice"},
+                timeout=10,
+            )
+            assert r.status_code in (200, 201), r.text
+        with Client(url, user="alice") as memory:
+            found = memory.memories().memories
+            hits = memory.search("what is Alice allergic to", min_score=0.3).results
+    same = [m for m in found if m.content == "Alice is allergic to penicillin."]
+    assert len(same) == 1
+    assert len(same[0].metadata["occurrences"]) == 4
+    assert [h.content for h in hits].count("Alice is allergic to penicillin.") == 1
+
+
+def test_the_context_block_shows_a_memory_once_however_often_it_was_kept(
+    client: TestClient, workers: Process, api_settings: mc.Settings
+) -> None:
+    brain = mc.open_brain(api_settings)
+    try:  # two copies, as an import or two turns telling one fact leave them
+        copies = [mc.NewTrace("Ana takes the 7:40 train to Leeds.", scope_id="ana")] * 2
+        mc.add_traces(brain, copies, identity=SYSTEM)
+        workers.join()
+        r = client.post(
+            "/v1/context", json={"query": "which train does Ana take", "scope_id": "ana"}
+        )
+        assert r.status_code == 200, r.text
+        assert r.json()["context"].count("7:40 train") == 1
+        # The block a session opens with (memctl's session-start hook).
+        assert known_of(brain, "ana", identity=SYSTEM).count("7:40 train") == 1
+    finally:
+        brain.close()

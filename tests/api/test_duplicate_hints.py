@@ -1,5 +1,6 @@
-"""A write says what it repeats: the memories of the same scope id it says again,
-exactly or as the merge verifier calls the same fact, beside the stored one."""
+"""A write says what it repeats: the same words again are the memory already kept,
+and the memories of the same scope id it may repeat, as the merge verifier judges,
+are named beside the stored one."""
 
 from __future__ import annotations
 
@@ -25,15 +26,22 @@ def test_a_near_duplicate_add_names_the_memory_it_repeats(client: TestClient) ->
     assert other["duplicates"] == []
 
 
-def test_the_same_words_are_an_exact_duplicate(client: TestClient) -> None:
+def test_the_same_words_again_are_the_same_memory_with_each_occurrence(
+    client: TestClient,
+) -> None:
     first = _add(client, "Ana's passport expires in March 2027.")
-    again = _add(client, "Ana's passport expires in March 2027.")
-    assert again["duplicates"][0] == {
-        "id": first["id"],
-        "kind": "exact",
-        "score": 1.0,
-        "content": "Ana's passport expires in March 2027.",
-    }
+    r = client.post(
+        "/v1/memories",
+        json={"content": "Ana's passport expires in March 2027.", "scope_id": "ana"},
+    )
+    assert r.status_code == 200, r.text  # nothing new stored
+    again = r.json()
+    assert again["id"] == first["id"] and again["existing"] is True
+    assert len(again["metadata"]["occurrences"]) == 2
+    page = client.get("/v1/memories", params={"scope_id": "ana"}).json()["memories"]
+    assert [m["id"] for m in page if "passport" in m["content"]] == [first["id"]]
+    other = _add(client, "Ana's passport expires in March 2027.", scope_id="ben")
+    assert other["id"] != first["id"]  # another scope id's words are its own
 
 
 def test_a_changed_number_date_name_or_negation_is_no_duplicate(client: TestClient) -> None:

@@ -58,6 +58,7 @@ def test_a_memory_added_with_content_alone_takes_them_and_the_callers_win(
             "content": "[2023-05-08 13:56] Ana: I moved to Leeds last week.",
             "metadata": {"speaker": "Bo"},
             "timestamp": "2023-06-01T00:00:00Z",
+            "scope_id": "bo",  # the same words in another scope id: a memory of its own
         },
     )
     assert given.json()["metadata"]["speaker"] == "Bo"
