@@ -205,6 +205,9 @@ def _reranked(
 # The relevance of a statement of what the query asks ("what is my job": "I became a
 # teacher"), whatever words they share.
 ANSWERS_ASKED = 0.5
+# The share of its weight a query's word earns when a hit holds it only in its context
+# (the turn before it), not in its own words.
+CONTEXT_SHARE = 0.4
 # With a floor, the texts of this many times ``limit`` of the best are read; without
 # one, this many (a fact and its turn are one hit).
 FLOOR_READS = 4
@@ -226,11 +229,18 @@ class _Judge:
     def fit(self, c: ranking.Candidate, trace: Trace) -> float:
         """The hit's relevance (:mod:`memory_core.retrieval.relevance`)."""
         cosine = c.vector_score if self.vectors else None
-        if self.mode == "fts" and c.bm25_score is not None:
-            share = 1.0  # the whole query matched, as FTS5 read it
+        when = relevance.time_words(self.named, trace.occurred_at)
+        own = relevance.coverage(self.weights, _own_text(trace), also=when)
+        if self.mode == "fts" and c.bm25_score is not None and own > 0:
+            share = 1.0  # the whole query matched, as FTS5 read it, in the trace's own words
         else:
-            when = relevance.time_words(self.named, trace.occurred_at)
-            share = relevance.coverage(self.weights, _indexed_text(trace), also=when)
+            # Words found only in the turn before it (the context it is indexed with)
+            # earn a share of their weight: the hit's own words answer, its neighbour's
+            # only lead to it.
+            beside = relevance.coverage(self.weights, _indexed_text(trace), also=when)
+            if self.mode == "fts" and c.bm25_score is not None:
+                beside = 1.0
+            share = own + CONTEXT_SHARE * max(beside - own, 0.0)
         fit = relevance.relevance(cosine, share)
         if c.facts.seq in self.answers:  # it states what the query asks: it answers it
             fit = max(fit, ANSWERS_ASKED)
@@ -289,6 +299,11 @@ def _query_weights(conn: Connection, words: lexical.WordCounts, query: str) -> d
     total = words.size(conn)
     df = words.df(conn, total, stems)
     return relevance.query_weights(stems, df, total)
+
+
+def _own_text(trace: Trace) -> str:
+    """A trace's own words: its content and tags, without the context it is indexed with."""
+    return " ".join([trace.content, *trace.tags])
 
 
 def _indexed_text(trace: Trace) -> str:

@@ -235,3 +235,19 @@ def test_the_context_block_shows_a_memory_once_however_often_it_was_kept(
         assert known_of(brain, "ana", identity=SYSTEM).count("7:40 train") == 1
     finally:
         brain.close()
+
+
+def test_a_turn_found_through_the_turn_before_it_is_less_relevant_than_that_turn(
+    client: TestClient, workers: Process
+) -> None:
+    dog = post_turn(client, "Wir haben seit Mai einen Hund, er heißt Bruno.", T0, scope_id="jan")
+    after = post_turn(
+        client, "Ich trinke keinen Kaffee mehr, nur noch grünen Tee.", T0 + 60, scope_id="jan"
+    )
+    workers.join()
+    r = client.get("/v1/search", params={"q": "Hund", "scope_id": "jan", "limit": 10})
+    assert r.status_code == 200, r.text
+    relevance = {_turn_of(h): h["relevance"] for h in r.json()["results"]}
+    assert relevance[dog] > 0.5, relevance
+    assert relevance.get(after, 0.0) < 0.5, relevance
+    assert relevance.get(after, 0.0) < relevance[dog]
