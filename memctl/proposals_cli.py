@@ -42,7 +42,7 @@ def _age(seconds: float) -> str:
 
 KindOpt = Annotated[
     str | None,
-    typer.Option("--kind", help="Only proposals of this kind: prune, merge or conflict."),
+    typer.Option("--kind", help="Only proposals of this kind: prune, merge, conflict or rewrite."),
 ]
 
 
@@ -90,6 +90,9 @@ def _print_item(item: dict[str, Any], with_status: bool) -> None:
         for label, t in zip(("earlier", "later"), traces, strict=True):
             out.console.print(f"  {label}  {t['id']}: {t['content']}", markup=False)
         out.console.print("  accepting marks the earlier superseded by the later", markup=False)
+    if item["kind"] == "rewrite" and traces:
+        out.console.print(f"  now      {traces[0]['id']}: {traces[0]['content']}", markup=False)
+        out.console.print(f"  rewrite: {item.get('rewritten_content')}", markup=False)
     for t in traces if item["kind"] == "prune" else []:
         scores = item.get("scores", {})
         days = scores.get("days_since_use")
@@ -130,6 +133,8 @@ def show(
         )
     if "merged_content" in doc:
         out.console.print(f"merged content: {doc['merged_content']}", markup=False)
+    if "rewritten_content" in doc:
+        out.console.print(f"rewritten content: {doc['rewritten_content']}", markup=False)
 
 
 def _ids_or_all(ids: list[str] | None, all_: bool, kind: str | None) -> list[str]:

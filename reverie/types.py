@@ -261,7 +261,7 @@ class ProposalTrace(Out):
 
 class ProposalOut(Out):
     id: str
-    kind: Literal["prune", "merge", "conflict"]
+    kind: Literal["prune", "merge", "conflict", "rewrite"]
     status: str
     created_at: float
     age_seconds: float
@@ -273,6 +273,9 @@ class ProposalOut(Out):
     edited: bool = Field(description="Its file was changed by hand since it was written.")
     traces: list[ProposalTrace]
     merged_content: str | None = Field(None, description="A merge's exact result.")
+    rewritten_content: str | None = Field(
+        None, description="A rewrite's new text of its memory (an insight a person edited)."
+    )
     superseded_id: str | None = Field(
         None, description="A conflict's earlier statement, superseded when accepted."
     )

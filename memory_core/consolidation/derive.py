@@ -378,9 +378,48 @@ def outdated(ctx: PassContext) -> list[ProposalDraft]:
     return drafts[: min(ctx.settings.dream_max_proposals, pending_room(ctx.brain, ctx.settings))]
 
 
+def _edited_by_a_person(ctx: PassContext, insights: list[Insight]) -> set[str]:
+    """Of the insights a pass would rewrite, those a person edited (an edit journaled
+    and not undone): a pass proposes its new text for them rather than overwrite theirs."""
+    ids = sorted({i.replaces.id for i in insights if i.replaces is not None})
+    if not ids:
+        return set()
+    with ctx.brain.read() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT DISTINCT trace_id FROM undo_log WHERE substr(unit, 1, 5) = 'edit_' "
+                "AND undone_at IS NULL AND trace_id IN (SELECT value FROM json_each(:ids))"
+            ),
+            {"ids": json.dumps(ids)},
+        )
+        return {str(r[0]) for r in rows}
+
+
+def _rewrite_proposals(insights: list[Insight]) -> list[ProposalDraft]:
+    return [
+        ProposalDraft(
+            kind="rewrite",
+            trace_ids=[i.replaces.id],
+            reason="a person edited this insight; the pass would write it anew from what "
+            "it cites now, and asks first",
+            scores={"sources": float(len(i.source_ids))},
+            summary=f"rewrite: {' '.join(i.content.split())[:67]}",
+            rewritten_content=i.content,
+        )
+        for i in insights
+        if i.replaces is not None
+    ]
+
+
 def run(ctx: PassContext) -> StepResult:
     insights = plan(ctx)
+    edited = _edited_by_a_person(ctx, insights)
+    asked = [i for i in insights if i.replaces is not None and i.replaces.id in edited]
+    insights = [i for i in insights if i not in asked]
+    rewrites = filter_new(ctx.brain, ctx.settings, _rewrite_proposals(asked), now=ctx.now)
     drafts = outdated(ctx)
+    room = max(0, min(ctx.settings.dream_max_proposals, pending_room(ctx.brain, ctx.settings)))
+    drafts = (rewrites + drafts)[:room]
     ids: list[str | None] = [None] * len(insights) if ctx.dry_run else apply(ctx, insights)
     result = StepResult(
         "derive",

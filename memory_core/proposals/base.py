@@ -19,7 +19,7 @@ from memory_core.traces.model import PRUNED_PREFIX
 
 log = logging.getLogger(__name__)
 
-KINDS = ("prune", "merge", "conflict")
+KINDS = ("prune", "merge", "conflict", "rewrite")
 KIND_CHOICES = f"{', '.join(KINDS[:-1])} or {KINDS[-1]}"
 STATUSES = ("pending", "accepted", "rejected", "undone", "expired")
 DAY = 86_400.0
@@ -47,6 +47,7 @@ class ProposalDraft:
     scores: dict[str, float]
     summary: str
     merged_content: str | None = None
+    rewritten_content: str | None = None  # a rewrite's new text of its one trace
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -58,6 +59,8 @@ class ProposalDraft:
             raise InvalidArgument("a merge proposal needs at least two trace ids")
         if self.kind == "conflict" and len(ids) != 2:
             raise InvalidArgument("a conflict proposal names two traces, the earlier first")
+        if self.kind == "rewrite" and (len(ids) != 1 or not (self.rewritten_content or "").strip()):
+            raise InvalidArgument("a rewrite proposal names one trace and its new text")
         if not " ".join(self.summary.split()):
             raise InvalidArgument("a proposal needs a summary")
         if not all(isinstance(v, int | float) and math.isfinite(v) for v in self.scores.values()):

@@ -30,7 +30,7 @@ from memory_core.supersession.chain import supersede
 from memory_core.supersession.conflicts import statement_of
 from memory_core.traces.merge import merge_traces
 from memory_core.traces.model import Trace
-from memory_core.traces.store import delete_trace, get_trace
+from memory_core.traces.store import delete_trace, fetch_trace, get_trace, rewrite_trace
 from memory_core.traces.undo import changing, undo_unit
 
 _DecideOne = Callable[[Brain, Settings, str, float], Decision]
@@ -171,6 +171,12 @@ def _apply(conn: Connection, brain: Brain, pid: str, doc: dict[str, Any], now: f
         with changing(conn, pid, doc["kind"], statement, now):
             supersede(conn, statement, successor, at=at)
         return f"{', '.join(statement)} superseded by {successor}"
+    if doc["kind"] == "rewrite":
+        (old,) = (fetch_trace(conn, tid) for tid in ids)
+        assert old is not None  # checked unchanged by _stale_reason
+        with changing(conn, pid, doc["kind"], ids, now):
+            rewrite_trace(conn, old, doc["rewritten_content"], None, now)
+        return f"rewrote {old.id}"
     with changing(conn, pid, doc["kind"], ids, now):
         if doc["kind"] == "prune":
             for tid in ids:

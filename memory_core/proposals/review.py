@@ -118,6 +118,8 @@ def review(
         )
         if info.kind == "merge":
             item["merged_content"] = doc.get("merged_content")
+        if info.kind == "rewrite":
+            item["rewritten_content"] = doc.get("rewritten_content")
         if info.kind == "conflict":
             item["superseded_id"] = doc.get("superseded_id")
             item["successor_id"] = doc.get("successor_id")

@@ -36,7 +36,7 @@ def list_proposals(
     status: Annotated[
         Literal["pending", "accepted", "rejected", "undone", "expired", "all"], Query()
     ] = "pending",
-    kind: Annotated[Literal["prune", "merge", "conflict"] | None, Query()] = None,
+    kind: Annotated[Literal["prune", "merge", "conflict", "rewrite"] | None, Query()] = None,
 ) -> dict[str, Any]:
     """Proposals with their texts: a merge's two texts and exact result, a prune's
     trace, a conflict's two statements (accepting supersedes the earlier)."""

@@ -224,6 +224,30 @@ def test_derive_writes_one_insight_per_cluster_citing_every_source(
     assert step(dream(brain, settings, embedder=stub, now=NOW), "derive").counts["derived"] == 0
 
 
+def test_a_persons_edit_of_an_insight_is_never_overwritten_a_rewrite_is_proposed(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
+) -> None:
+    for d in range(3):
+        add(brain, f"we went hiking in the alps near zermatt on day {d}")
+    embed_missing(brain, stub)
+    first = step(dream(brain, settings, embedder=stub, now=NOW), "derive")
+    insight_id = first.items[0]["insight"]
+    mine = "Our Zermatt hiking trip: three days in the Alps, the best walks we have done."
+    mc.update_trace(brain, insight_id, content=mine, identity=SYSTEM)
+    add(brain, "we went hiking in the alps near zermatt on day 3")
+    embed_missing(brain, stub)
+    later = step(dream(brain, settings, embedder=stub, now=NOW + DAY), "derive")
+    assert later.counts == {"derived": 0, "updated": 0, "proposed": 1}
+    assert mc.get_trace(brain, insight_id, identity=SYSTEM).content == mine
+    (asked,) = proposals.list_proposals(brain, settings, identity=SYSTEM)
+    assert (asked.kind, asked.trace_ids) == ("rewrite", [insight_id])
+    again = step(dream(brain, settings, embedder=stub, now=NOW + 2 * DAY), "derive")
+    assert again.counts["proposed"] == 0  # already asked
+    proposals.accept(brain, settings, [asked.id], now=NOW + 3 * DAY)
+    rewritten = mc.get_trace(brain, insight_id, identity=SYSTEM).content
+    assert rewritten != mine and "day 3" in rewritten
+
+
 def test_thanks_and_greetings_give_no_insight(
     brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
 ) -> None:

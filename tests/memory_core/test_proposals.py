@@ -119,7 +119,7 @@ def test_create_drops_a_merge_whose_first_trace_would_not_survive(
 
 
 def test_drafts_are_validated_when_made() -> None:
-    with pytest.raises(mc.InvalidArgument, match="prune, merge or conflict"):
+    with pytest.raises(mc.InvalidArgument, match="prune, merge, conflict or rewrite"):
         p.ProposalDraft("delete", ["mt_a"], "r", {}, "s")
     with pytest.raises(mc.InvalidArgument, match="two traces"):
         p.ProposalDraft("conflict", ["mt_a", "mt_b", "mt_c"], "r", {}, "s")
@@ -212,7 +212,7 @@ def test_pending_stats_counts_by_kind_and_ages_the_oldest(
 ) -> None:
     assert p.pending_stats(brain, now=T0) == {
         "pending": 0,
-        "by_kind": {"prune": 0, "merge": 0, "conflict": 0},
+        "by_kind": {"prune": 0, "merge": 0, "conflict": 0, "rewrite": 0},
         "oldest_age_seconds": None,
     }
     a, b, c = (mc.add_trace(brain, f"t{i}", identity=SYSTEM) for i in range(3))
@@ -222,7 +222,7 @@ def test_pending_stats_counts_by_kind_and_ages_the_oldest(
     p.reject(brain, settings, [decided], now=T0)
     assert p.pending_stats(brain, now=T0 + 100) == {
         "pending": 2,
-        "by_kind": {"prune": 1, "merge": 1, "conflict": 0},
+        "by_kind": {"prune": 1, "merge": 1, "conflict": 0, "rewrite": 0},
         "oldest_age_seconds": 100.0,
     }
 

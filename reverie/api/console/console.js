@@ -381,6 +381,15 @@ function proposalBody(p) {
       h("div", { class: "result" }, h("div", { class: "meta" }, "Result if accepted"), h("div", { class: "content" }, p.merged_content || text(a))),
     ];
   }
+  if (p.kind === "rewrite") {
+    return [
+      h("div", { class: "side" },
+        h("div", {}, h("div", { class: "meta" }, "now · as a person left it"), h("div", { class: "content" }, text(a))),
+        h("div", {}, h("div", { class: "meta" }, "Result if accepted"), h("div", { class: "content" }, p.rewritten_content || ""))),
+      h("div", { class: "meta" }, "What differs (struck: only now; marked: only in the new text)"),
+      h("div", { class: "diff content" }, diff(text(a), p.rewritten_content || "")),
+    ];
+  }
   if (p.kind === "conflict") {
     return [h("div", { class: "side" },
       h("div", {}, h("div", { class: "meta" }, "earlier · " + when(a && a.occurred_at) + " · superseded if accepted"), h("div", { class: "content" }, text(a))),
@@ -423,7 +432,7 @@ async function proposalsPage(params) {
   const status = params.status || "pending";
   const form = filtersForm({ ...params, status }, [
     ["status", "Status", "select", ["pending", "accepted", "rejected", "undone", "expired", "all"].map((s) => [s, s])],
-    ["kind", "Kind", "select", [["", "any"], ["prune", "prune"], ["merge", "merge"], ["conflict", "conflict"]]],
+    ["kind", "Kind", "select", [["", "any"], ["prune", "prune"], ["merge", "merge"], ["conflict", "conflict"], ["rewrite", "rewrite"]]],
     ["scope_id", "User (scope id)"],
     ["min", "Least confidence (0–1)", "number"],
   ], "#/proposals");
