@@ -10,13 +10,18 @@ embedder, MiniLM by default) and real passes on a clock that moves:
   each pair in a scope of its own, one pass; which pairs does the merge step
   propose?  Precision and recall overall and per kind, beside cosine alone at
   0.95 (the rule passes used before the verifier).
+* ``repeats``: the same for ``bench/data/repeat_pairs_dev.jsonl`` (and, with
+  ``--heldout``, its held-out half): a fact said again (``repeat``) against a change
+  told in mostly the same words (``change``: "the key is under the pot" / "the key
+  moved: it is with the neighbour"), two facts of one person (``same_person``) and
+  a fact with another added (``elaboration``); no change may be proposed as a merge.
 * ``life``: the scripted year of ``bench/data/life.jsonl`` posted as turns on
   their own dates, then weekly passes through the year and two years more with
   nobody searching, every proposal accepted: which lines had a trace proposed
   for pruning, by kind; none of a durable kind or of importance >= 0.7 may be.
 * ``retention``: see :mod:`bench.consolidation_retention`.
 
-    python -m bench.consolidation [--parts pairs,life,retention] [--days 60]
+    python -m bench.consolidation [--parts pairs,repeats,life,retention] [--days 60]
                                   [--conversations 26,30] [--json OUT]
 """
 
@@ -44,7 +49,7 @@ from memory_core.extraction import make_extract
 log = logging.getLogger(__name__)
 DATA = Path(__file__).resolve().parent / "data"
 DAY = 86_400.0
-DUPLICATE_KINDS = ("reword", "short", "typo", "synonym_order", "casual")
+DUPLICATE_KINDS = ("reword", "short", "typo", "synonym_order", "casual", "repeat")
 DURABLE_KINDS = ("identity", "health", "relationship", "date", "commitment", "remember")
 OLD_COSINE = 0.95
 
@@ -191,7 +196,7 @@ def _life_summary(
 
 def report(results: dict[str, Any]) -> str:
     out: list[str] = []
-    for part in ("pairs", "pairs_heldout"):
+    for part in ("pairs", "pairs_heldout", "repeats", "repeats_heldout"):
         if part not in results:
             continue
         r = results[part]
@@ -227,6 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=60, help="retention: days of daily passes")
     parser.add_argument("--conversations", default=None, help="retention: e.g. 26,30")
     parser.add_argument("--repeats", type=int, default=1, help="retention: builds of each")
+    parser.add_argument(
+        "--heldout", action="store_true", help="repeats: also the held-out half of its pairs"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -235,6 +243,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "pairs" in parts:
         results["pairs"] = run_pairs(DATA / "merge_pairs.jsonl")
         results["pairs_heldout"] = run_pairs(DATA / "merge_pairs_heldout.jsonl")
+    if "repeats" in parts:
+        results["repeats"] = run_pairs(DATA / "repeat_pairs_dev.jsonl")
+        if args.heldout:
+            results["repeats_heldout"] = run_pairs(DATA / "repeat_pairs_heldout.jsonl")
     if "life" in parts:
         results["life"] = run_life()
     if "retention" in parts:
