@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -40,8 +39,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-import memory_core as mc
-from reverie import compose
+from bench.served import embedded
 
 DATA = Path(__file__).parent / "data"
 AS_OF_DEPTH = 5
@@ -91,18 +89,10 @@ def ask(client: TestClient, chain: dict[str, Any], question: str, **params: Any)
 
 
 def run(chains: Sequence[dict[str, Any]], show: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="reverie-changes-") as tmp:
-        settings = mc.load_settings(
-            brain_url=f"sqlite:///{Path(tmp) / 'brain.sqlite'}", data_dir=Path(tmp) / "data"
-        )
-        served = compose.embedded(settings)
-        try:
-            with TestClient(compose.app(served), base_url="http://127.0.0.1:8420") as client:
-                posted = {chain["id"]: post_chain(client, chain) for chain in chains}
-                served.join(timeout_ms=600_000)
-                return _score(client, chains, posted, show)
-        finally:
-            served.stop()
+    with embedded("changes") as (client, served):
+        posted = {chain["id"]: post_chain(client, chain) for chain in chains}
+        served.join(timeout_ms=600_000)
+        return _score(client, chains, posted, show)
 
 
 def _score(

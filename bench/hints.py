@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,8 +28,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-import memory_core as mc
-from reverie import compose
+from bench.served import embedded
 
 DATA = Path(__file__).parent / "data"
 REPEAT = "repeat"
@@ -51,18 +49,10 @@ def _post(client: TestClient, content: str, scope_id: str) -> dict[str, Any]:
 
 
 def run(pairs: Sequence[dict[str, Any]], show: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="reverie-hints-") as tmp:
-        settings = mc.load_settings(
-            brain_url=f"sqlite:///{Path(tmp) / 'brain.sqlite'}", data_dir=Path(tmp) / "data"
-        )
-        served = compose.embedded(settings)
-        try:
-            with TestClient(compose.app(served), base_url="http://127.0.0.1:8420") as client:
-                firsts = [_post(client, p["a"], p["id"])["id"] for p in pairs]
-                served.join(timeout_ms=600_000)
-                seconds = [_post(client, p["b"], p["id"]) for p in pairs]
-        finally:
-            served.stop()
+    with embedded("hints") as (client, served):
+        firsts = [_post(client, p["a"], p["id"])["id"] for p in pairs]
+        served.join(timeout_ms=600_000)
+        seconds = [_post(client, p["b"], p["id"]) for p in pairs]
     by_kind: dict[str, Counter[str]] = defaultdict(Counter)
     wrong: list[str] = []
     for pair, first, second in zip(pairs, firsts, seconds, strict=True):

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -30,8 +29,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-import memory_core as mc
-from reverie import compose
+from bench.served import embedded
 
 DATA = Path(__file__).parent / "data"
 
@@ -46,33 +44,25 @@ def _epoch(ts: str) -> float:
 
 def run(life: dict[str, Any], show: int) -> dict[str, Any]:
     scope_id = life["scope_id"]
-    with tempfile.TemporaryDirectory(prefix="reverie-nowlife-") as tmp:
-        settings = mc.load_settings(
-            brain_url=f"sqlite:///{Path(tmp) / 'brain.sqlite'}", data_dir=Path(tmp) / "data"
-        )
-        served = compose.embedded(settings)
-        try:
-            with TestClient(compose.app(served), base_url="http://127.0.0.1:8420") as client:
-                turn_of: dict[str, str] = {}
-                for turn in life["turns"]:
-                    r = client.post(
-                        "/v1/turns",
-                        json={
-                            "user": turn["user"],
-                            "assistant": turn["assistant"],
-                            "scope": "user",
-                            "scope_id": scope_id,
-                            "conversation_id": scope_id,
-                            "timestamp": turn["ts"],
-                            "idempotency_key": f"{scope_id}/{turn['id']}",
-                        },
-                    )
-                    r.raise_for_status()
-                    turn_of[r.json()["turn_id"]] = turn["id"]
-                served.join(timeout_ms=1_800_000)
-                return _score(client, life, turn_of, show)
-        finally:
-            served.stop()
+    with embedded("nowlife") as (client, served):
+        turn_of: dict[str, str] = {}
+        for turn in life["turns"]:
+            r = client.post(
+                "/v1/turns",
+                json={
+                    "user": turn["user"],
+                    "assistant": turn["assistant"],
+                    "scope": "user",
+                    "scope_id": scope_id,
+                    "conversation_id": scope_id,
+                    "timestamp": turn["ts"],
+                    "idempotency_key": f"{scope_id}/{turn['id']}",
+                },
+            )
+            r.raise_for_status()
+            turn_of[r.json()["turn_id"]] = turn["id"]
+        served.join(timeout_ms=1_800_000)
+        return _score(client, life, turn_of, show)
 
 
 def _score(

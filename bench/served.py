@@ -1,0 +1,32 @@
+"""The embedded default as a bench talks to it: a fresh brain in a folder of its own,
+workers in process, and the API over a test client -- the real write and search paths
+without a socket."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+import memory_core as mc
+from reverie import compose
+from reverie.compose import Process
+
+
+@contextmanager
+def embedded(prefix: str) -> Iterator[tuple[TestClient, Process]]:
+    """A client of a fresh embedded default and its workers (``join`` them to wait for
+    ingestion); everything is gone on exit."""
+    with tempfile.TemporaryDirectory(prefix=f"reverie-{prefix}-") as tmp:
+        settings = mc.load_settings(
+            brain_url=f"sqlite:///{Path(tmp) / 'brain.sqlite'}", data_dir=Path(tmp) / "data"
+        )
+        served = compose.embedded(settings)
+        try:
+            with TestClient(compose.app(served), base_url="http://127.0.0.1:8420") as client:
+                yield client, served
+        finally:
+            served.stop()
