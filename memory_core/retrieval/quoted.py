@@ -1,10 +1,16 @@
-"""A memory quoted goes ahead of the insight that cites it.
+"""A memory quoted goes ahead of the insight that cites it, and so does the best of
+the statements an insight sums up, when it ranks among the first few.
 
 An insight (a digest the dream pass derived, tagged ``derived``) restates what
 the memories it cites said, so it matches their words.  When a query quotes one
 of them nearly word for word ("Nice work, Maria"), the memory is what was asked
 for: the insight goes right after it, not above it, its score lowered to say so (the
-factor ``after_quoted``); nothing joins or leaves the results.
+factor ``after_quoted``).  An insight ranked first gives way, the same way, to the
+best of the statements it cites among the first :data:`FIRST_DEPTH` memories (the
+factor ``after_cited``): the statement is what answers, the insight only sums it up
+(on the shared LoCoMo conversations after a month of passes, MRR 62.4 -> 61.6; the
+month's passes still cost none against before them, 61.8).  Nothing joins or leaves
+the results.
 """
 
 from __future__ import annotations
@@ -77,6 +83,43 @@ def after_quoted_sources(
             before = out[below[-1] - 1].score
             if 0 < before < insight.score:
                 insight.factors[FACTOR] = before / LOWER / insight.score
+    return out
+
+
+# How many of the best memories a statement an insight cites must be among for the
+# insight to give it first place; the factor of an insight moved after it.
+FIRST_DEPTH = 6
+CITED_FACTOR = "after_cited"
+
+
+def after_first_cited(
+    conn: Connection,
+    ranked: Sequence[ranking.Candidate],
+    full: dict[int, Trace],
+    memory_of: dict[int, str],
+) -> list[ranking.Candidate]:
+    """``ranked`` with an insight ranked first moved right after the best of the
+    memories it cites among the first :data:`FIRST_DEPTH`: the statement says what
+    the insight only sums up, and is what answers."""
+    out = list(ranked)
+    if not out or DERIVED not in full[out[0].facts.seq].tags:
+        return out
+    insight = out[0]
+    cited = _cited_memories(conn, [full[insight.facts.seq]])[full[insight.facts.seq].id]
+    seen: list[str] = []
+    for c in out[1:]:
+        memory = memory_of[c.facts.seq]
+        if memory not in seen:
+            seen.append(memory)
+        if len(seen) > FIRST_DEPTH:
+            break
+        if memory in cited and DERIVED not in full[c.facts.seq].tags:
+            last = max(j for j, d in enumerate(out) if memory_of[d.facts.seq] == memory)
+            out.insert(last, out.pop(0))  # after it: the pop shifted it up by one
+            before = out[last - 1].score
+            if 0 < before < insight.score:
+                insight.factors[CITED_FACTOR] = before / LOWER / insight.score
+            break
     return out
 
 

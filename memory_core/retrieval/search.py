@@ -168,6 +168,7 @@ def search(
                 memory_of=memories,
             )
         best = quoted.after_quoted_sources(conn, best, full, query, memories)
+        best = quoted.after_first_cited(conn, best, full, memories)
         successors = _successors(conn, full.values())
         weights = _query_weights(conn, words, query)
     hits = _hits(

@@ -371,9 +371,21 @@ def test_an_insight_does_not_outrank_a_memory_the_query_quotes(
     assert (
         scores == sorted(scores, reverse=True) and "after_quoted" in quoted.results[-1].adjustments
     )
-    # A word alone quotes nothing: the insight keeps its place.
+    # A word alone quotes nothing, but the statement the insight sums up answers: the
+    # insight follows the best of them, its score lowered to say so.
     asked = mc.search(brain, "greyhound", embedder=stub, identity=SYSTEM).results
     assert item["insight"] in [h.trace.id for h in asked][:2]
+    # An insight that matches best (its words cut to the query's) still gives first
+    # place to the statement it sums up, its score lowered to say so.
+    short = "Biscuit the greyhound: adopted, the beach, a check-up."
+    mc.update_trace(brain, item["insight"], content=short, identity=SYSTEM)
+    embed_missing(brain, stub)
+    asked = mc.search(
+        brain, "Biscuit greyhound adopted beach check-up", embedder=stub, identity=SYSTEM
+    ).results
+    order = [h.trace.id for h in asked]
+    assert order[0] in dogs and order[1] == item["insight"], order
+    assert asked[0].score > asked[1].score and "after_cited" in asked[1].adjustments
 
 
 def test_an_insight_of_the_older_strung_together_kind_is_proposed_for_pruning(
