@@ -37,7 +37,12 @@ def add(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     scope_id = ctx.identity.scope_id_for(ctx.scope_ids.get(scope), scope)
     # An agent saying it again: the memory it already has, this occurrence noted.
     again = traces.said_again(
-        ctx.brain, args["content"], scope=scope, scope_id=scope_id, identity=ctx.identity
+        ctx.brain,
+        args["content"],
+        scope=scope,
+        scope_id=scope_id,
+        identity=ctx.identity,
+        tags=args.get("tags", []),
     )
     if again is not None:
         return {"traceId": again.id, "existing": True}

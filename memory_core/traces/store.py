@@ -28,6 +28,7 @@ from memory_core.textutil import content_hash
 from memory_core.timeref import iso
 from memory_core.traces.journal import changing
 from memory_core.traces.model import (
+    MAX_TAGS,
     NewTrace,
     Trace,
     check_content,
@@ -240,13 +241,17 @@ def said_again(
     scope_id: str | None,
     identity: Identity,
     occurred_at: float | None = None,
+    tags: Sequence[str] = (),
     now: float | None = None,
 ) -> Trace | None:
     """The memory already holding exactly ``content`` in this scope id, with this
     occurrence noted (``metadata.occurrences``: when each was said, the latest
-    :data:`OCCURRENCES`); None when there is none.  The same words said again by any
-    door are one memory, not two."""
+    :data:`OCCURRENCES`) and ``tags`` it lacked added (unless that would pass
+    ``MAX_TAGS``: the same words said again are no way to grow a memory's tags without
+    bound); None when there is none.  The same words said again by any door are one
+    memory, not two."""
     acting(identity, WRITE)
+    wanted = check_tags(list(tags))
     now = time.time() if now is None else now
     with brain.transaction() as conn:
         row = conn.execute(
@@ -270,7 +275,13 @@ def said_again(
             text("UPDATE memory_traces SET metadata = :m WHERE id = :id"),
             {"m": json.dumps(metadata, ensure_ascii=False), "id": row.id},
         )
-        return fetch_trace(conn, str(row.id))
+        found = fetch_trace(conn, str(row.id))
+        assert found is not None
+        union = list(dict.fromkeys([*found.tags, *wanted]))
+        if len(union) > len(found.tags) and len(union) <= MAX_TAGS:  # the ones it lacked
+            with changing(conn, f"edit_{uuid.uuid4().hex[:12]}", "repeat", [found.id], now):
+                found = rewrite_trace(conn, found, None, union, now)
+        return found
 
 
 def add_trace(

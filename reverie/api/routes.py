@@ -101,7 +101,19 @@ def _send_embed(request: Request, trace_ids: list[str]) -> None:
     _runtime(request).jobs.embed(trace_ids)
 
 
-@router.post("/v1/memories", status_code=201, tags=["memories"], response_model=out.MemoryAdded)
+@router.post(
+    "/v1/memories",
+    status_code=201,
+    tags=["memories"],
+    response_model=out.MemoryAdded,
+    responses={
+        200: {
+            "model": out.MemoryAdded,
+            "description": "The same words were already kept in this scope id: that memory, "
+            "this occurrence noted (existing).",
+        }
+    },
+)
 def post_memory(
     body: MemoryIn, request: Request, response: Response, caller: CanWrite
 ) -> dict[str, Any]:
@@ -118,6 +130,7 @@ def post_memory(
         scope_id=scope_id,
         identity=caller,
         occurred_at=_epoch(body.timestamp),
+        tags=body.tags,
     )
     if again is not None:
         response.status_code = 200

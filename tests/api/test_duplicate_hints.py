@@ -32,11 +32,16 @@ def test_the_same_words_again_are_the_same_memory_with_each_occurrence(
     first = _add(client, "Ana's passport expires in March 2027.")
     r = client.post(
         "/v1/memories",
-        json={"content": "Ana's passport expires in March 2027.", "scope_id": "ana"},
+        json={
+            "content": "Ana's passport expires in March 2027.",
+            "scope_id": "ana",
+            "tags": ["travel"],
+        },
     )
     assert r.status_code == 200, r.text  # nothing new stored
     again = r.json()
     assert again["id"] == first["id"] and again["existing"] is True
+    assert again["tags"] == ["travel"]  # the tags it lacked, added
     assert len(again["metadata"]["occurrences"]) == 2
     page = client.get("/v1/memories", params={"scope_id": "ana"}).json()["memories"]
     assert [m["id"] for m in page if "passport" in m["content"]] == [first["id"]]

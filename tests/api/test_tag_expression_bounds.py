@@ -34,8 +34,8 @@ def base_url(api_settings: mc.Settings, workers: Process) -> Iterator[str]:
 
 def test_backtracking_patterns_answer_at_once_while_healthz_answers(base_url: str) -> None:
     with httpx.Client(base_url=base_url, timeout=60) as http:
-        for tags in (["a" * 119 + "b", "x" * 120], ["a" * 120]):
-            body = {"content": "Long tag notes.", "scope_id": "ana", "tags": tags}
+        for k, tags in enumerate((["a" * 119 + "b", "x" * 120], ["a" * 120])):
+            body = {"content": f"Long tag notes, part {k}.", "scope_id": "ana", "tags": tags}
             assert http.post("/v1/memories", json=body).status_code == 201
     answers: list[tuple[str, int, float, int]] = []
 
