@@ -215,20 +215,6 @@ def _owned(item: NewTrace, identity: Identity) -> NewTrace:
     return item if scope_id == item.scope_id else replace(item, scope_id=scope_id)
 
 
-def find_same(brain: Brain, content: str, scope: str, scope_id: str | None) -> str | None:
-    """The oldest active trace holding exactly ``content`` in this scope id, if any."""
-    with brain.read() as conn:
-        row = conn.execute(
-            text(
-                "SELECT id FROM memory_traces WHERE content_hash = :h AND scope = :s "
-                "AND scope_id IS NOT DISTINCT FROM :sid AND deleted = 0 AND content = :c "
-                "ORDER BY created_at, id LIMIT 1"
-            ),
-            {"h": content_hash(content), "s": scope, "sid": scope_id, "c": content},
-        ).first()
-    return None if row is None else str(row[0])
-
-
 # How many occurrences of a memory said again are kept (the latest ones).
 OCCURRENCES = 50
 

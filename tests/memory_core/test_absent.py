@@ -11,7 +11,6 @@ import pytest
 
 import memory_core as mc
 from memory_core.auth import SYSTEM
-from memory_core.traces.store import find_same
 
 Digest = Callable[[mc.Brain], str]
 BOB = SYSTEM.acting_as({"bob"})
@@ -53,7 +52,12 @@ def test_an_update_naming_no_field_is_a_bad_argument(brain: mc.Brain) -> None:
         mc.update_trace(brain, trace_id, identity=SYSTEM)
 
 
-def test_a_lookup_answers_none_for_nothing_found(brain: mc.Brain) -> None:
-    assert find_same(brain, "never stored", "user", None) is None
+def test_a_lookup_answers_none_for_nothing_found(brain: mc.Brain, digest: Digest) -> None:
+    before = digest(brain)
+    assert (
+        mc.said_again(brain, "never stored", scope="user", scope_id=None, identity=SYSTEM) is None
+    )
+    assert digest(brain) == before  # nothing found, nothing written
     trace_id = mc.add_trace(brain, "stored once", identity=SYSTEM)
-    assert find_same(brain, "stored once", "user", None) == trace_id
+    found = mc.said_again(brain, "stored once", scope="user", scope_id=None, identity=SYSTEM)
+    assert found is not None and found.id == trace_id
