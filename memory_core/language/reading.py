@@ -155,6 +155,21 @@ def states_only(text: str, attribute: str) -> bool:
     return all(ok for r, ok in zip(read, allowed, strict=True) if r.says_something)
 
 
+def only_small_talk(texts: Sequence[str]) -> list[bool]:
+    """Whether each text is small talk through and through: every sentence of it read
+    as surely sociable and nothing more ("Thanks so much, have a great evening!").
+    All False when no model is shipped."""
+    parts = [sentences(t) or [t] for t in texts]
+    read = read_statements([p for ps in parts for p in ps])
+    if read is None:
+        return [False for _ in texts]
+    out, at = [], 0
+    for ps in parts:
+        out.append(all(r.is_smalltalk for r in read[at : at + len(ps)]))
+        at += len(ps)
+    return out
+
+
 def may_be_one(texts: Sequence[str]) -> bool:
     """Whether two texts may state the same attribute: not when the statements model
     reads each surely (:data:`SURELY`) as an attribute outside the other's likeliest

@@ -36,6 +36,7 @@ from memory_core.brain.db import Brain, raw_cursor
 from memory_core.errors import ChannelUnavailable, InvalidArgument
 from memory_core.language import periods as named_times
 from memory_core.language.questions import asks_now
+from memory_core.language.reading import only_small_talk
 from memory_core.retrieval import (
     asking,
     coactivation,
@@ -60,6 +61,7 @@ from memory_core.retrieval.query_embedding import (
 from memory_core.retrieval.rerank import Reranker
 from memory_core.retrieval.results import SearchHit, SearchResponse
 from memory_core.settings import Settings
+from memory_core.supersession.telling import said_in
 from memory_core.traces import levels
 from memory_core.traces.model import Trace, check_scope, check_tags, check_type
 from memory_core.wellformed import check_text
@@ -168,7 +170,7 @@ def search(
                 memory_of=memories,
             )
         best = quoted.after_quoted_sources(conn, best, full, query, memories)
-        best = quoted.after_first_cited(conn, best, full, memories)
+        best = _small_talk_after(quoted.after_first_cited(conn, best, full, memories), full)
         successors = _successors(conn, full.values())
         weights = _query_weights(conn, words, query)
     hits = _hits(
@@ -206,6 +208,8 @@ def _reranked(
 # The relevance of a statement of what the query asks ("what is my job": "I became a
 # teacher"), whatever words they share.
 ANSWERS_ASKED = 0.5
+# What small talk's score is multiplied by, and its factor's name.
+SMALL_TALK, SMALL_TALK_FACTOR = "small_talk", 0.7
 # The share of its weight a query's word earns when a hit holds it only in its context
 # (the turn before it), not in its own words.
 CONTEXT_SHARE = 0.4
@@ -247,6 +251,8 @@ class _Judge:
             fit = max(fit, ANSWERS_ASKED)
         if coactivation.FACTOR in c.factors:  # a strong hit's neighbour: given its chance
             fit = max(fit, self.floor)
+        if SMALL_TALK in c.factors:  # sociable words say nothing a query asks of
+            fit *= SMALL_TALK_FACTOR
         return fit
 
 
@@ -300,6 +306,24 @@ def _query_weights(conn: Connection, words: lexical.WordCounts, query: str) -> d
     total = words.size(conn)
     df = words.df(conn, total, stems)
     return relevance.query_weights(stems, df, total)
+
+
+def _small_talk_after(
+    best: list[ranking.Candidate], full: dict[int, Trace]
+) -> list[ranking.Candidate]:
+    """``best`` with each memory that is small talk through and through (what the user
+    said in it: "Thanks so much, have a great evening!") scored at
+    :data:`SMALL_TALK_FACTOR` (the factor ``small_talk``), and the order its scores
+    give: a word it shares with the query ("how much coffee") never puts it above a
+    statement that answers."""
+    said = [said_in(full[c.facts.seq].content) for c in best]
+    chatter = only_small_talk(said)
+    if not any(chatter):
+        return best
+    for c, sociable in zip(best, chatter, strict=True):
+        if sociable:
+            c.factors[SMALL_TALK] = SMALL_TALK_FACTOR
+    return sorted(best, key=lambda c: -c.score)
 
 
 def _own_text(trace: Trace) -> str:

@@ -251,3 +251,26 @@ def test_a_turn_found_through_the_turn_before_it_is_less_relevant_than_that_turn
     assert relevance[dog] > 0.5, relevance
     assert relevance.get(after, 0.0) < 0.5, relevance
     assert relevance.get(after, 0.0) < relevance[dog]
+
+
+def test_small_talk_never_outranks_the_statement_that_answers(
+    client: TestClient, workers: Process
+) -> None:
+    for k, said in enumerate(
+        (
+            "I drink about three coffees a day, mostly flat whites.",
+            "Thanks so much, have a great evening!",
+            "I've cut down to one coffee a day now, in the morning.",
+        )
+    ):
+        post_turn(client, said, T0 + k * 7 * DAY, scope_id="cy")
+        workers.join()
+    r = client.get(
+        "/v1/search", params={"q": "how much coffee do I drink these days", "scope_id": "cy"}
+    )
+    assert r.status_code == 200, r.text
+    hits = r.json()["results"]
+    assert "one coffee a day" in hits[0]["content"], [h["content"] for h in hits]
+    thanks = next(h for h in hits if "Thanks so much" in h["content"])
+    assert "small_talk" in thanks["adjustments"]
+    assert thanks["relevance"] < hits[0]["relevance"]
