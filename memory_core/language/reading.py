@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -155,19 +156,21 @@ def states_only(text: str, attribute: str) -> bool:
     return all(ok for r, ok in zip(read, allowed, strict=True) if r.says_something)
 
 
+# Small talk is short: a text of more words than this says something else too.
+SMALL_TALK_WORDS = 25
+
+
 def only_small_talk(texts: Sequence[str]) -> list[bool]:
-    """Whether each text is small talk through and through: every sentence of it read
-    as surely sociable and nothing more ("Thanks so much, have a great evening!").
-    All False when no model is shipped."""
-    parts = [sentences(t) or [t] for t in texts]
-    read = read_statements([p for ps in parts for p in ps])
-    if read is None:
-        return [False for _ in texts]
-    out, at = [], 0
-    for ps in parts:
-        out.append(all(r.is_smalltalk for r in read[at : at + len(ps)]))
-        at += len(ps)
-    return out
+    """Whether each text is small talk and nothing more, read whole: short, and surely
+    sociable ("Thanks so much, have a great evening!").  All False when no model is
+    shipped.  A text is read once (search asks of the same memories again and again)."""
+    return [len(t.split()) <= SMALL_TALK_WORDS and _sociable(t) for t in texts]
+
+
+@lru_cache(maxsize=65_536)
+def _sociable(text: str) -> bool:
+    read = read_statements([text])
+    return read is not None and read[0].is_smalltalk
 
 
 def may_be_one(texts: Sequence[str]) -> bool:

@@ -251,8 +251,9 @@ class _Judge:
             fit = max(fit, ANSWERS_ASKED)
         if coactivation.FACTOR in c.factors:  # a strong hit's neighbour: given its chance
             fit = max(fit, self.floor)
-        if SMALL_TALK in c.factors:  # sociable words say nothing a query asks of
-            fit *= SMALL_TALK_FACTOR
+        if SMALL_TALK in c.factors:  # sociable words say nothing a query asks of:
+            fit *= SMALL_TALK_FACTOR  # its meaning alone, at most, says it is relevant
+            fit = min(fit, cosine) if cosine is not None else fit
         return fit
 
 
@@ -311,7 +312,7 @@ def _query_weights(conn: Connection, words: lexical.WordCounts, query: str) -> d
 def _small_talk_after(
     best: list[ranking.Candidate], full: dict[int, Trace]
 ) -> list[ranking.Candidate]:
-    """``best`` with each memory that is small talk through and through (what the user
+    """``best`` with each memory that is small talk and nothing more (what the user
     said in it: "Thanks so much, have a great evening!") scored at
     :data:`SMALL_TALK_FACTOR` (the factor ``small_talk``), and the order its scores
     give: a word it shares with the query ("how much coffee") never puts it above a
