@@ -26,9 +26,8 @@ from memory_core.consolidation.verify import verify
 from memory_core.embedders.base import Embedder
 from memory_core.errors import EmbedderError
 from memory_core.retrieval.query_embedding import QueryEmbedder, SearchEmbedder, Unusable
-from memory_core.retrieval.search import search
+from memory_core.retrieval.search import SearchHit, search
 from memory_core.textutil import content_hash
-from memory_core.traces.model import Trace
 
 # How many of a search's best hits are put to the verifier.
 CANDIDATES = 5
@@ -85,10 +84,11 @@ def duplicates_of(
         return found
     words = EmbeddingWordSimilarity(model)
     threshold = brain.settings.dream_merge_threshold
-    others = [h.trace for h in hits if h.trace.id not in seen and h.trace.scope_id == scope_id]
-    for other, cosine in zip(others, _cosines(model, content, others), strict=True):
+    others = [h for h in hits if h.trace.id not in seen and h.trace.scope_id == scope_id]
+    for hit, cosine in zip(others, _cosines(model, content, others), strict=True):
         if len(found) >= CANDIDATES:
             break
+        other = hit.trace
         if cosine is None or cosine < threshold:
             continue
         if verify(other.content, content, similarity=words).duplicate:
@@ -96,16 +96,21 @@ def duplicates_of(
     return found
 
 
-def _cosines(model: Embedder, content: str, others: list[Trace]) -> list[float | None]:
-    """The cosine of each of ``others`` to ``content``, their words embedded together
-    (a memory just written may not have its vector yet); None when embedding fails."""
-    if not others:
-        return []
-    try:
-        vectors = np.asarray(model.embed([content, *(t.content for t in others)]))
-    except EmbedderError:
-        return [None for _ in others]
-    return [float(v @ vectors[0]) for v in vectors[1:]]
+def _cosines(model: Embedder, content: str, hits: list[SearchHit]) -> list[float | None]:
+    """The cosine of each hit to ``content``: the vector channel's score of it, which
+    compared it with the new words already, or -- for a memory written too recently to
+    have its vector -- its words and the new ones embedded together; None when
+    embedding fails."""
+    scored = [h.channels.get("vector", {}).get("score") for h in hits]
+    missing = [k for k, cosine in enumerate(scored) if cosine is None]
+    if missing:
+        try:
+            vectors = np.asarray(model.embed([content, *(hits[k].trace.content for k in missing)]))
+        except EmbedderError:
+            return scored
+        for k, v in zip(missing, vectors[1:], strict=True):
+            scored[k] = float(v @ vectors[0])
+    return scored
 
 
 def _embedder(embedder: SearchEmbedder) -> Embedder | None:
