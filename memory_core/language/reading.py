@@ -126,7 +126,23 @@ def may_state(texts: Sequence[str], attribute: str) -> list[bool]:
     """Whether each text may state ``attribute``: it is among the statements model's
     likeliest attributes for it (all may when no model is shipped or it knows no such
     attribute)."""
-    return [attribute in allowed for allowed in attributes_allowed(texts, [attribute])]
+    ranks = rank_of(texts, attribute)
+    return [True for _ in texts] if ranks is None else [r < LIKELIEST for r in ranks]
+
+
+def rank_of(texts: Sequence[str], attribute: str) -> list[int] | None:
+    """Where ``attribute`` stands among the statements model's readings of each text (0:
+    its likeliest), the model read once; None when no model is shipped or it knows no
+    such attribute."""
+    model = textmodel.shipped("statements")
+    known = model.heads["attribute"].classes if model is not None else ()
+    if model is None or attribute not in known:
+        return None
+    if not texts:
+        return []
+    odds = model.probabilities("attribute", texts)
+    at = known.index(attribute)
+    return [int((row > row[at]).sum()) for row in odds]
 
 
 def attributes_allowed(texts: Sequence[str], attributes: Collection[str]) -> list[set[str]]:

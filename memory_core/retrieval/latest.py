@@ -45,7 +45,7 @@ from memory_core.embeddings import from_blob
 from memory_core.language import first_sentence, sentences
 from memory_core.language.persons import persons_named
 from memory_core.language.questions import attribute_asked
-from memory_core.language.reading import may_state, read_statements
+from memory_core.language.reading import LIKELIEST, rank_of
 from memory_core.language.telling import changes, looks_back
 from memory_core.retrieval import dense, ranking
 from memory_core.supersession.slots import (
@@ -194,14 +194,13 @@ def _states(about: dict[str, _Statement], attribute: str) -> dict[str, bool]:
     the statements model's likeliest few), each with whether one surely does (its
     likeliest)."""
     pieces = [(m, sentence) for m, st in about.items() for sentence in sentences(st.said)]
-    texts = [sentence for _, sentence in pieces]
-    allowed = may_state(texts, attribute)
-    read = read_statements(texts)
+    ranks = rank_of([sentence for _, sentence in pieces], attribute)
+    if ranks is None:  # no model: every one may, none surely
+        return dict.fromkeys((m for m, _ in pieces), False)
     out: dict[str, bool] = {}
-    for k, (m, _) in enumerate(pieces):
-        if allowed[k]:
-            surely = read is not None and read[k].attribute == attribute
-            out[m] = out.get(m, False) or surely
+    for (m, _), rank in zip(pieces, ranks, strict=True):
+        if rank < LIKELIEST:
+            out[m] = out.get(m, False) or rank == 0
     return out
 
 
