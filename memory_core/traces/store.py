@@ -290,6 +290,15 @@ def fetch_trace(conn: Connection, trace_id: str) -> Trace | None:
     return Trace.from_row(row) if row is not None else None
 
 
+def active_trace(conn: Connection, trace_id: str, identity: Identity) -> Trace:
+    """The active trace ``trace_id`` on ``conn``; :class:`NotFound` when the id names
+    none that ``identity`` sees."""
+    trace = fetch_trace(conn, trace_id)
+    if trace is None or trace.deleted or not visible(trace, identity):
+        raise NotFound(f"no active trace {trace_id}")
+    return trace
+
+
 def visible(trace: Trace | None, identity: Identity) -> bool:
     """Whether ``trace`` exists for ``identity`` (one of its scope ids, when pinned)."""
     return trace is not None and identity.sees(trace.scope_id, trace.scope)
@@ -402,9 +411,7 @@ def update_trace(
         raise InvalidArgument("give content and/or tags to update")
     now = time.time() if now is None else now
     with brain.transaction() as conn:
-        old = fetch_trace(conn, trace_id)
-        if old is None or old.deleted or not visible(old, identity):
-            raise NotFound(f"no active trace {trace_id}")
+        old = active_trace(conn, trace_id, identity)
         if expected_version is not None and old.version != expected_version:
             raise Conflict(
                 f"trace {trace_id} changed since it was read "
@@ -490,7 +497,5 @@ def delete_trace(
     acting(identity, DELETE)
     now = time.time() if now is None else now
     with brain.transaction() as conn:
-        trace = fetch_trace(conn, trace_id)
-        if trace is None or trace.deleted or not visible(trace, identity):
-            raise NotFound(f"no active trace {trace_id}")
+        trace = active_trace(conn, trace_id, identity)
         soft_delete(conn, trace, reason, now)

@@ -17,11 +17,11 @@ from sqlalchemy import Connection, text
 
 from memory_core.auth import WRITE, Identity, acting
 from memory_core.brain.db import Brain
-from memory_core.errors import Conflict, NotFound
+from memory_core.errors import Conflict
 from memory_core.supersession.chain import with_facts
 from memory_core.traces.journal import changing
 from memory_core.traces.model import Trace
-from memory_core.traces.store import fetch_trace, visible
+from memory_core.traces.store import active_trace, fetch_trace
 
 
 def undo_supersession(
@@ -36,9 +36,7 @@ def undo_supersession(
     acting(identity, WRITE)
     now = time.time() if now is None else now
     with brain.transaction() as conn:
-        trace = fetch_trace(conn, trace_id)
-        if trace is None or trace.deleted or not visible(trace, identity):
-            raise NotFound(f"no active trace {trace_id}")
+        trace = active_trace(conn, trace_id, identity)
         if trace.superseded_by is None:
             raise Conflict(f"trace {trace_id} is current: nothing superseded it")
         successor = fetch_trace(conn, trace.superseded_by)
