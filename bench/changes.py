@@ -39,7 +39,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from bench.served import embedded
+from bench.served import embedded, post_turn
 
 DATA = Path(__file__).parent / "data"
 AS_OF_DEPTH = 5
@@ -56,23 +56,10 @@ def _epoch(ts: str) -> float:
 
 def post_chain(client: TestClient, chain: dict[str, Any]) -> list[str]:
     """Every turn of the chain, posted in order; their turn ids."""
-    ids = []
-    for k, turn in enumerate(chain["conversation"]):
-        r = client.post(
-            "/v1/turns",
-            json={
-                "user": turn["user"],
-                "assistant": turn["assistant"],
-                "scope": "user",
-                "scope_id": chain["id"],
-                "conversation_id": chain["id"],
-                "timestamp": turn["ts"],
-                "idempotency_key": f"{chain['id']}/{k}",
-            },
-        )
-        r.raise_for_status()
-        ids.append(r.json()["turn_id"])
-    return ids
+    return [
+        post_turn(client, chain["id"], turn, f"{chain['id']}/{k}")
+        for k, turn in enumerate(chain["conversation"])
+    ]
 
 
 def _turn_of(hit: dict[str, Any]) -> str | None:

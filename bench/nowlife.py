@@ -29,7 +29,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from bench.served import embedded
+from bench.served import embedded, post_turn
 
 DATA = Path(__file__).parent / "data"
 
@@ -47,20 +47,8 @@ def run(life: dict[str, Any], show: int) -> dict[str, Any]:
     with embedded("nowlife") as (client, served):
         turn_of: dict[str, str] = {}
         for turn in life["turns"]:
-            r = client.post(
-                "/v1/turns",
-                json={
-                    "user": turn["user"],
-                    "assistant": turn["assistant"],
-                    "scope": "user",
-                    "scope_id": scope_id,
-                    "conversation_id": scope_id,
-                    "timestamp": turn["ts"],
-                    "idempotency_key": f"{scope_id}/{turn['id']}",
-                },
-            )
-            r.raise_for_status()
-            turn_of[r.json()["turn_id"]] = turn["id"]
+            turn_id = post_turn(client, scope_id, turn, f"{scope_id}/{turn['id']}")
+            turn_of[turn_id] = turn["id"]
         served.join(timeout_ms=1_800_000)
         return _score(client, life, turn_of, show)
 

@@ -8,6 +8,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi.testclient import TestClient
 
@@ -30,3 +31,22 @@ def embedded(prefix: str) -> Iterator[tuple[TestClient, Process]]:
                 yield client, served
         finally:
             served.stop()
+
+
+def post_turn(client: TestClient, scope_id: str, turn: dict[str, Any], key: str) -> str:
+    """One labelled turn (``user``, ``assistant``, ``ts``) posted as ``scope_id``'s,
+    in a conversation of that name, under idempotency key ``key``; its turn id."""
+    r = client.post(
+        "/v1/turns",
+        json={
+            "user": turn["user"],
+            "assistant": turn["assistant"],
+            "scope": "user",
+            "scope_id": scope_id,
+            "conversation_id": scope_id,
+            "timestamp": turn["ts"],
+            "idempotency_key": key,
+        },
+    )
+    r.raise_for_status()
+    return str(r.json()["turn_id"])
