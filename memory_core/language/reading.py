@@ -193,16 +193,24 @@ def may_be_one(texts: Sequence[str]) -> bool:
     """Whether two texts may state the same attribute: not when the statements model
     reads each surely (:data:`SURELY`) as an attribute outside the other's likeliest
     few (they may when no model is shipped)."""
+    first, second = (_attribute_reading(t) for t in texts)
+    if first is None or second is None:
+        return True
+    (top_a, p_a, likeliest_a), (top_b, p_b, likeliest_b) = first, second
+    return min(p_a, p_b) < SURELY or top_a in likeliest_b or top_b in likeliest_a
+
+
+@lru_cache(maxsize=65_536)
+def _attribute_reading(text: str) -> tuple[str, float, frozenset[str]] | None:
+    """A text's likeliest attribute, its probability and its likeliest few, read once
+    (a pass puts the same memory to the verifier in many pairs); None without a model."""
     model = textmodel.shipped("statements")
     if model is None:
-        return True
+        return None
     known = model.heads["attribute"].classes
-    odds = model.probabilities("attribute", list(texts))
-    likeliest = [{known[k] for k in np.argsort(-row)[:LIKELIEST]} for row in odds]
-    top = [(known[int(np.argmax(row))], float(np.max(row))) for row in odds]
-    (first, p_first), (second, p_second) = top
-    sure = min(p_first, p_second) >= SURELY
-    return not sure or first in likeliest[1] or second in likeliest[0]
+    (row,) = model.probabilities("attribute", [text])
+    best = int(np.argmax(row))
+    return known[best], float(row[best]), frozenset(known[k] for k in np.argsort(-row)[:LIKELIEST])
 
 
 # How sure the reading of an attribute must be to tell two statements apart by it.
