@@ -312,8 +312,9 @@ def _of_the_user(statement: _Statement) -> bool:
 
 
 def _read_category(statement: _Statement, low: str) -> str | None:
-    """What the patterns missed, as the statements model reads it."""
-    if not _of_the_user(statement):
+    """What the patterns missed, as the statements model reads it: a whole statement,
+    not a fragment left alone ("Simple and freeing.", of what was said before it)."""
+    if not _of_the_user(statement) or is_fragment(statement.said):
         return None
     return "episodic" if is_past(SUBORDINATE.split(low, maxsplit=1)[0]) else "knowledge"
 
