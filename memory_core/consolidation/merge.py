@@ -242,6 +242,8 @@ def _judge(ctx: PassContext, older: dict[str, Any], newer: dict[str, Any]) -> Ve
     apart = abs(newer["occurred_at"] - older["occurred_at"]) >= DIFFERENT_EVENTS_S
     if verdict.duplicate and apart and _events(older) and _events(newer):
         return Verdict(False, "occurrence", "two episodes on different days: two events")
+    if verdict.duplicate and apart and _said(older) and _said(newer):
+        return Verdict(False, "occurrence", "said in turns on different days: two sayings")
     if verdict.duplicate and ctx.judge is not None:
         return ctx.judge(
             older["content"],
@@ -267,6 +269,15 @@ def _events(fact: dict[str, Any]) -> bool:
     """An episode: something that happened at its own time (two on different days are
     two happenings, however alike their words)."""
     return bool(fact["type"] == "episodic")
+
+
+def _said(fact: dict[str, Any]) -> bool:
+    """A statement drawn from a turn: what someone said at its time.  Two said on
+    different days are two sayings, each dated, however alike their words ("Still
+    working on my biz." a week after "I'm determined to make this studio work"):
+    merged, the later one's time and words would be gone.  A memory written directly
+    (an agent's "User prefers dark mode") is no saying and may repeat another."""
+    return "turn_id" in json.loads(fact["metadata"] or "{}")
 
 
 def _draft(

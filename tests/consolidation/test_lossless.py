@@ -207,6 +207,54 @@ def test_three_migraine_days_keep_three_occurrence_times(
     assert top.trace.occurred_at == days[1]
 
 
+def _statement_of_the_turn(user: str, assistant: str, *, when: float | None = None) -> Extraction:
+    said = user.removeprefix("Quick update. ")
+    return Extraction(
+        facts=[Fact(content=f"User: {said}", category="knowledge", importance=0.5)],
+        extractor="test",
+    )
+
+
+def test_statements_said_on_different_days_are_never_merged_into_one(
+    brain: mc.Brain, settings: mc.Settings, stub: StubEmbedder
+) -> None:
+    said = ["Still working on my dance studio, it is hard.", "Still working on my dance studio."]
+    days = [T0, T0 + 6 * DAY]
+    for k, (user, day) in enumerate(zip(said, days, strict=True)):
+        turn = inbox.Turn(
+            user=f"Quick update. {user}",
+            assistant="",
+            scope="user",
+            scope_id="u1",
+            conversation_id=f"c{k}",
+            timestamp=day,
+        )
+        accepted = inbox.accept_turn(brain, turn, now=day, identity=SYSTEM)
+        ingest.ingest_turns(brain, [accepted.turn_id], _statement_of_the_turn, now=day)
+    # The same words written directly as memories are one fact worded twice.
+    for text_, day in zip(said, days, strict=True):
+        add(brain, f"User: {text_}", at=day, scope_id="u2", type="semantic")
+    embed_missing(brain, stub)
+    merged: list[list[str]] = []
+    for k in range(1, 4):
+        now = days[-1] + k * DAY
+        dream(brain, settings, embedder=stub, now=now)
+        merged += [p.trace_ids for p in pending(brain, settings, "merge")]
+        accept_everything(brain, settings, now)
+    with brain.read() as conn:
+        kept = conn.execute(
+            text(
+                "SELECT content, occurred_at FROM memory_traces WHERE deleted = 0 "
+                "AND scope_id = 'u1' AND type = 'semantic' ORDER BY occurred_at"
+            )
+        ).all()
+        notes = conn.execute(
+            text("SELECT count(*) FROM memory_traces WHERE deleted = 0 AND scope_id = 'u2'")
+        ).scalar_one()
+    assert [(c, t) for c, t in kept] == [(f"User: {s}", d) for s, d in zip(said, days, strict=True)]
+    assert len(merged) == 1 and notes == 1
+
+
 # -- forgetting by salience ---------------------------------------------------------
 
 
