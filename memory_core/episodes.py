@@ -28,7 +28,10 @@ def attributed(content: str, speaker: str | None) -> str:
     """A fact's words labelled with who said them: "User: ..." becomes "Ana: ..." when
     the turn names its user."""
     if speaker and content.startswith("User: "):
-        return f"{speaker}: {content.removeprefix('User: ')}"
+        said = content.removeprefix("User: ")
+        # A turn whose text opens with its speaker's name ("Jon: I'm reading ...") is
+        # labelled once, not "Jon: Jon: ...".
+        return f"{speaker}: {said.removeprefix(f'{speaker}: ')}"
     return content
 
 

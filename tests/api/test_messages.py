@@ -56,6 +56,27 @@ def test_a_message_list_is_ingested_with_each_speaker_kept(
     assert all(h["metadata"]["speaker"] == "Ana" for h in hits["results"])
 
 
+def test_a_message_that_opens_with_its_speakers_name_is_labelled_once(
+    client: TestClient, api_settings: mc.Settings, workers: Process
+) -> None:
+    said = [
+        {
+            "role": "user",
+            "content": "Jon: I'm reading The Lean Startup by Eric Ries.",
+            "name": "Jon",
+        }
+    ]
+    r = client.post("/v1/turns", json={"messages": said, "scope": "user", "scope_id": "jon"})
+    assert r.status_code == 202, r.text
+    workers.join()
+    facts = [
+        row.content
+        for row in _traces(api_settings, r.json()["turn_id"])
+        if '"turn"' not in row.tags
+    ]
+    assert facts == ["Jon: I'm reading The Lean Startup by Eric Ries."]
+
+
 @pytest.mark.parametrize(
     ("body", "needle"),
     [
