@@ -69,7 +69,10 @@ def asks_now(question: str) -> bool:
     if not _PRESENT_VERBS.search(low) or _ONE_OF_SEVERAL.search(low):
         return False
     attribute = None if read.attribute == NONE else read.attribute
-    if attribute in _HELD_ONE_AT_A_TIME:
+    # Of someone, a value held one at a time only as surely as :func:`attribute_asked`
+    # reads it: an unsure guess ("what does Jon's dance studio offer": work, at 0.23)
+    # asks no value held now.
+    if attribute in _HELD_ONE_AT_A_TIME and read.attribute_p >= ATTRIBUTE:
         return True
     return (
         attribute is not None
