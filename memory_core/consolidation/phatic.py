@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_core.consolidation.salience import sentences
+from memory_core.language import reading, textmodel
 
 WEIGHTS = Path(__file__).resolve().parent / "data" / "phatic.json"
 Embed = Callable[[list[str]], npt.NDArray[np.float32]]
@@ -49,7 +50,11 @@ class PhaticModel:
 
     @property
     def name(self) -> str:
-        return f"phatic:{self.embedder}:{self.digest[:12]}"
+        # The statements model judges with it: a judgement made with another one is
+        # made again.
+        statements = textmodel.shipped("statements")
+        second = f":{statements.digest[:8]}" if statements is not None else ""
+        return f"phatic:{self.embedder}:{self.digest[:12]}{second}"
 
     def probability(self, vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
         """Probability that each row's sentence is content-free."""
@@ -57,12 +62,24 @@ class PhaticModel:
         return np.asarray(1.0 / (1.0 + np.exp(-logits)), dtype=np.float64)
 
     def judge(self, texts: Sequence[str], embed: Embed) -> list[float]:
-        """Each turn's probability of being content-free: its least phatic sentence's."""
+        """Each turn's probability of being content-free: its least phatic sentence's,
+        a sentence the statements model does not read as small talk counting as
+        contentful (0)."""
         split = [sentences(t) for t in texts]
         flat = [s for group in split for s in group]
         if not flat:
             return [0.0 for _ in texts]
         p = self.probability(embed(flat))
+        # Two judgements must agree that a sentence is only sociable: this one, of its
+        # meaning, and the statements model's, of its words, at its own threshold.
+        # Either alone let turns that say something decay ("Thanks, Nate! It's a mix
+        # of drama and romance!", the genre asked of later): on the labelled LoCoMo
+        # turns, 80 contentful turns and 10 question evidence turns taken for small
+        # talk with this one alone, 33 and 5 with both (held-out turns: precision
+        # 0.996 -> 1.0, recall 0.756 -> 0.539).
+        read = reading.read_statements(flat)
+        if read is not None:
+            p = np.where([r.is_smalltalk for r in read], p, 0.0)
         out, at = [], 0
         for group in split:
             out.append(float(p[at : at + len(group)].min()))

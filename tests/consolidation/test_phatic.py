@@ -75,6 +75,17 @@ def test_an_answer_to_a_question_is_never_asked_about() -> None:
     assert not may_be_phatic(answer, "User: Ooh, what genre is the new script?")
 
 
+def test_thanks_before_what_was_asked_is_not_small_talk() -> None:
+    # The genre of a screenplay, told after the thanks: the meaning alone reads it as
+    # warm and generic; the statements model, of its words, does not.
+    shipped = model_for(MiniLMEmbedder.name)
+    assert shipped is not None
+    (p,) = shipped.judge(
+        ["User: Joanna: Thanks, Nate! It's a mix of drama and romance!"], MiniLMEmbedder().embed
+    )
+    assert p < shipped.threshold
+
+
 def test_the_judgement_is_for_the_model_it_was_trained_on(tmp_path: Path) -> None:
     shipped = model_for(MiniLMEmbedder.name)
     assert shipped is not None and 0.0 < shipped.threshold < 1.0
