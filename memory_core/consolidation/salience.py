@@ -100,7 +100,7 @@ def salience(text: str) -> Salience:
         if found is not None:
             return Salience(kind, found.group(0).strip(), smalltalk=False)
     user, assistant = _parts(text)
-    if bool(user.strip()) and is_smalltalk(user) and _quiet(assistant):
+    if bool(user.strip()) and is_smalltalk(user) and _quiet(assistant) and _sociable(user):
         return Salience(None, None, smalltalk=True)
     name = _named(user)
     if name is not None:
@@ -129,6 +129,15 @@ def _preference(said: str) -> str | None:
         if statement.attribute == LIKES and statement.attribute_p >= PREFERENCE:
             return sentence.strip()
     return None
+
+
+def _sociable(said: str) -> bool:
+    """Whether the statements model, too, reads every sentence as only sociable (True
+    without a shipped model): words of thanks and warmth can carry what someone told
+    ("Thanks, Caroline. They're a real support." -- how she feels about her family)."""
+    parts = language.sentences(said)
+    read = read_statements(parts) if parts else None
+    return read is None or all(r.is_smalltalk for r in read)
 
 
 def _quiet(assistant: str) -> bool:
@@ -172,9 +181,8 @@ def asks_something(text: str) -> bool:
 
 def _of_self(sentence: str) -> bool:
     low = sentence.lower().replace("’", "'")
-    return (
-        bool(cues.SELF.search(low)) and not cues.SOCIAL.search(low) and not is_smalltalk(sentence)
-    )
+    sociable = is_smalltalk(sentence) and _sociable(sentence)
+    return bool(cues.SELF.search(low)) and not cues.SOCIAL.search(low) and not sociable
 
 
 def sentences(text: str) -> list[str]:

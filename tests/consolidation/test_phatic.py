@@ -19,7 +19,7 @@ from memory_core import inbox, ingest, proposals
 from memory_core.auth import SYSTEM
 from memory_core.consolidation.dream import dream
 from memory_core.consolidation.phatic import WEIGHTS, PhaticModel, model_for
-from memory_core.consolidation.salience import may_be_phatic
+from memory_core.consolidation.salience import may_be_phatic, salience
 from memory_core.embedders import make_embedder
 from memory_core.embedders.minilm import MiniLMEmbedder
 from memory_core.extraction import make_extract
@@ -84,6 +84,15 @@ def test_thanks_before_what_was_asked_is_not_small_talk() -> None:
         ["User: Joanna: Thanks, Nate! It's a mix of drama and romance!"], MiniLMEmbedder().embed
     )
     assert p < shipped.threshold
+
+
+def test_words_of_thanks_that_tell_something_are_not_small_talk() -> None:
+    # Every word is one of thanks and warmth, but it tells how she feels about them.
+    told = salience(
+        "User: Melanie: Thanks, Caroline. They're a real support. Appreciate them a lot."
+    )
+    assert not told.smalltalk
+    assert salience("User: Melanie: Thanks so much, Caroline!").smalltalk
 
 
 def test_the_judgement_is_for_the_model_it_was_trained_on(tmp_path: Path) -> None:
