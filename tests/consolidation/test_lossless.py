@@ -157,6 +157,20 @@ def test_two_cli_adds_of_near_duplicates_are_proposed_by_the_first_pass(
 # -- every occurrence kept ------------------------------------------------------
 
 
+def _said_on(brain: mc.Brain, day: float, user: str, conversation: str, extract: Any) -> None:
+    """A turn of ``u1`` told on ``day``, ingested with ``extract``."""
+    turn = inbox.Turn(
+        user=user,
+        assistant="",
+        scope="user",
+        scope_id="u1",
+        conversation_id=conversation,
+        timestamp=day,
+    )
+    accepted = inbox.accept_turn(brain, turn, now=day, identity=SYSTEM)
+    ingest.ingest_turns(brain, [accepted.turn_id], extract, now=day)
+
+
 def _fact_of_the_turn(user: str, assistant: str, *, when: float | None = None) -> Extraction:
     return Extraction(
         facts=[Fact(content=user, category="episodic", importance=0.6)], extractor="test"
@@ -168,16 +182,7 @@ def test_three_migraine_days_keep_three_occurrence_times(
 ) -> None:
     days = [T0 + k * DAY for k in (0, 3, 9)]
     for k, day in enumerate(days):
-        turn = inbox.Turn(
-            user="I had a migraine again today.",
-            assistant="",
-            scope="user",
-            scope_id="u1",
-            conversation_id=f"c{k}",
-            timestamp=day,
-        )
-        accepted = inbox.accept_turn(brain, turn, now=day, identity=SYSTEM)
-        ingest.ingest_turns(brain, [accepted.turn_id], _fact_of_the_turn, now=day)
+        _said_on(brain, day, "I had a migraine again today.", f"c{k}", _fact_of_the_turn)
     embed_missing(brain, stub)
     for k in range(1, 4):
         now = days[-1] + k * DAY
@@ -221,16 +226,7 @@ def test_statements_said_on_different_days_are_never_merged_into_one(
     said = ["Still working on my dance studio, it is hard.", "Still working on my dance studio."]
     days = [T0, T0 + 6 * DAY]
     for k, (user, day) in enumerate(zip(said, days, strict=True)):
-        turn = inbox.Turn(
-            user=f"Quick update. {user}",
-            assistant="",
-            scope="user",
-            scope_id="u1",
-            conversation_id=f"c{k}",
-            timestamp=day,
-        )
-        accepted = inbox.accept_turn(brain, turn, now=day, identity=SYSTEM)
-        ingest.ingest_turns(brain, [accepted.turn_id], _statement_of_the_turn, now=day)
+        _said_on(brain, day, f"Quick update. {user}", f"c{k}", _statement_of_the_turn)
     # The same words written directly as memories are one fact worded twice.
     for text_, day in zip(said, days, strict=True):
         add(brain, f"User: {text_}", at=day, scope_id="u2", type="semantic")
