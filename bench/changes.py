@@ -39,7 +39,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from bench.served import embedded, post_turn
+from bench.served import each_set, embedded, post_turn
 
 DATA = Path(__file__).parent / "data"
 AS_OF_DEPTH = 5
@@ -168,19 +168,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="write the figures here")
     p.add_argument("--show", type=int, default=0, help="print this many misses")
     args = p.parse_args(argv)
-    report = {}
-    for name in args.files.split(","):
-        result = run(load(name), args.show)
-        report[name] = result
-        print(
-            f"{name}: current statement first for {result['now_first']:.1%} of "
-            f"{result['chains']} chains; older statement found as of its time (top "
-            f"{AS_OF_DEPTH}) for {result['as_of_found_top5']:.1%}; superseded by another "
-            f"attribute: {result['crossed']} of {result['superseded']} supersessions"
-        )
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=1))
-    return 0
+    return each_set(args.files, lambda name: run(load(name), args.show), _line, args.json)
+
+
+def _line(name: str, result: dict[str, Any]) -> str:
+    return (
+        f"{name}: current statement first for {result['now_first']:.1%} of "
+        f"{result['chains']} chains; older statement found as of its time (top "
+        f"{AS_OF_DEPTH}) for {result['as_of_found_top5']:.1%}; superseded by another "
+        f"attribute: {result['crossed']} of {result['superseded']} supersessions"
+    )
 
 
 if __name__ == "__main__":

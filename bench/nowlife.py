@@ -29,7 +29,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from bench.served import embedded, post_turn
+from bench.served import each_set, embedded, post_turn
 
 DATA = Path(__file__).parent / "data"
 
@@ -100,17 +100,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="write the figures here")
     p.add_argument("--show", type=int, default=0, help="print this many misses")
     args = p.parse_args(argv)
-    report = {}
-    for name in args.files.split(","):
-        report[name] = result = run(load(name), args.show)
-        print(
-            f"{name}: the current statement first for {result['now_first']:.1%} of "
-            f"{result['questions']} questions (one of its answer turns in the top 5: "
-            f"{result['found_top5']:.1%})"
-        )
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=1))
-    return 0
+    return each_set(args.files, lambda name: run(load(name), args.show), _line, args.json)
+
+
+def _line(name: str, result: dict[str, Any]) -> str:
+    return (
+        f"{name}: the current statement first for {result['now_first']:.1%} of "
+        f"{result['questions']} questions (one of its answer turns in the top 5: "
+        f"{result['found_top5']:.1%})"
+    )
 
 
 if __name__ == "__main__":

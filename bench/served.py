@@ -4,8 +4,9 @@ without a socket."""
 
 from __future__ import annotations
 
+import json
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -50,3 +51,20 @@ def post_turn(client: TestClient, scope_id: str, turn: dict[str, Any], key: str)
     )
     r.raise_for_status()
     return str(r.json()["turn_id"])
+
+
+def each_set(
+    files: str,
+    run: Callable[[str], dict[str, Any]],
+    line: Callable[[str, dict[str, Any]], str],
+    out: Path | None,
+) -> int:
+    """Each labelled set of ``files`` (comma-separated names) run, its figures printed as
+    ``line`` words them and, with ``out``, all of them written there as JSON."""
+    report = {}
+    for name in files.split(","):
+        report[name] = result = run(name)
+        print(line(name, result))
+    if out is not None:
+        out.write_text(json.dumps(report, indent=1))
+    return 0

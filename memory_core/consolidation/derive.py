@@ -77,11 +77,11 @@ class Insight:
     scope_id: str | None
     importance: float
     method: str  # "offline" | "llm"
-    replaces: Trace | None = None  # the insight this one rewrites
     # When what it tells was last told: its newest statement's time, not the pass's (a
     # digest of March's talk written in May is no news of May's, and does not take
     # recency's lift from the statements it digests).
-    told_at: float | None = None
+    told_at: float
+    replaces: Trace | None = None  # the insight this one rewrites
 
 
 def plan(ctx: PassContext) -> list[Insight]:
@@ -325,7 +325,7 @@ def apply(ctx: PassContext, insights: list[Insight]) -> list[str | None]:
                     importance=i.importance,
                     metadata=meta,
                     sources=sources,
-                    occurred_at=ctx.now if i.told_at is None else min(i.told_at, ctx.now),
+                    occurred_at=min(i.told_at, ctx.now),
                 )
                 (new,) = add_traces(ctx.brain, [item], now=ctx.now, identity=SYSTEM)
                 created(conn, ctx.pass_id, "derive", [new], ctx.now)
@@ -346,7 +346,7 @@ def apply(ctx: PassContext, insights: list[Insight]) -> list[str | None]:
                         sources=json.dumps(sources),
                         metadata=json.dumps({**old.metadata, **meta}),
                         importance=i.importance,
-                        occurred_at=ctx.now if i.told_at is None else min(i.told_at, ctx.now),
+                        occurred_at=min(i.told_at, ctx.now),
                     )
             except Conflict:
                 ids.append(None)  # changed since planned: the next pass looks again

@@ -77,9 +77,9 @@ class PhaticModel:
         # turns, 80 contentful turns and 10 question evidence turns taken for small
         # talk with this one alone, 33 and 5 with both (held-out turns: precision
         # 0.996 -> 1.0, recall 0.756 -> 0.539).
-        read = reading.read_statements(flat)
-        if read is not None:
-            p = np.where([r.is_smalltalk for r in read], p, 0.0)
+        sociable = reading.surely_sociable(flat)
+        if sociable is not None:
+            p = np.where(sociable, p, 0.0)
         out, at = [], 0
         for group in split:
             out.append(float(p[at : at + len(group)].min()))

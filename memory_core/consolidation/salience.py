@@ -24,7 +24,7 @@ from memory_core import language
 from memory_core.consolidation.analysis import SPEAKER_LABEL
 from memory_core.language import salience as cues
 from memory_core.language.lexicon import MONTH_NUMBERS
-from memory_core.language.reading import read_statements
+from memory_core.language.reading import read_statements, surely_sociable
 
 _DURABLE = cues.durable_cues(MONTH_NUMBERS)
 # Capitalised words that name no one, months among them.
@@ -135,9 +135,8 @@ def _sociable(said: str) -> bool:
     """Whether the statements model, too, reads every sentence as only sociable (True
     without a shipped model): words of thanks and warmth can carry what someone told
     ("Thanks, Caroline. They're a real support." -- how she feels about her family)."""
-    parts = language.sentences(said)
-    read = read_statements(parts) if parts else None
-    return read is None or all(r.is_smalltalk for r in read)
+    sociable = surely_sociable(language.sentences(said))
+    return sociable is None or all(sociable)
 
 
 def _quiet(assistant: str) -> bool:

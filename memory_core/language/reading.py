@@ -179,8 +179,21 @@ SMALL_TALK_WORDS = 25
 def only_small_talk(texts: Sequence[str]) -> list[bool]:
     """Whether each text is small talk and nothing more, read whole: short, and surely
     sociable ("Thanks so much, have a great evening!").  All False when no model is
-    shipped.  A text is read once (search asks of the same memories again and again)."""
-    return [len(t.split()) <= SMALL_TALK_WORDS and _sociable(t) for t in texts]
+    shipped."""
+    sociable = surely_sociable(texts)
+    if sociable is None:
+        return [False for _ in texts]
+    return [len(t.split()) <= SMALL_TALK_WORDS and s for t, s in zip(texts, sociable, strict=True)]
+
+
+def surely_sociable(texts: Sequence[str]) -> list[bool] | None:
+    """Whether the statements model surely reads each text as small talk
+    (:attr:`Statement.is_smalltalk`); None when no model is shipped.  A text is read
+    once per process: search, forgetting and the phatic judgement ask of the same
+    memories and sentences again and again."""
+    if textmodel.shipped("statements") is None:
+        return None
+    return [_sociable(t) for t in texts]
 
 
 @lru_cache(maxsize=65_536)
