@@ -19,9 +19,11 @@ is the only answer among those few: the memories ranked above it are then about
 someone else, or ask rather than tell.
 
 Of a question of one attribute ("what is my job"), a statement answers when the
-statements model reads it as stating that attribute (surely, or possibly and close
-to the question), or restates one that surely does: a newer statement of
-something else is never put first.  The latest answer's score is lifted just above
+statements model reads it as stating that attribute (surely, or possibly), it is
+close to the question (at least half as close as the closest such statement: the
+model's reading of a whole turn can rest on a sentence the question is not about),
+or it restates one that does: a newer statement of something else is never put
+first.  The latest answer's score is lifted just above
 the best of the others (the factor ``latest``), so the order is the scores';
 nothing joins or leaves the results.
 
@@ -125,16 +127,17 @@ def first(
     # that restate one of them ("Tom switched to the Amazon warehouse" after "Tom works
     # nights at the Tesco depot"); a newer statement about something else ("I've joined
     # a choir") is never put first.  Only when none surely states it do the statements
-    # that possibly do (among its likeliest few), close to the question, answer.
+    # that possibly do (among its likeliest few) answer.  Either way an answer is close
+    # to the question: a turn read as surely stating it on the strength of another of
+    # its sentences ("I have seen them live nine times" read as a home) answers nothing.
     attribute = attribute_asked(question)
-    candidates, sure = set(about), False
+    candidates = set(about)
     if attribute is not None:
         states = _states(about, attribute)
-        surely = {m for m, certain in states.items() if certain}
-        candidates, sure = (surely, True) if surely else (set(states), False)
+        candidates = {m for m, certain in states.items() if certain} or set(states)
     best = max((about[m].similarity for m in candidates), default=0.0)
     floor = max(MIN_SIMILARITY, RELATIVE_SIMILARITY * best)
-    close = [m for m in candidates if sure or about[m].similarity >= floor]
+    close = [m for m in candidates if about[m].similarity >= floor]
     # A statement written as the successor of an answer (supersession judged them one
     # slot when it was written) answers too.
     successors = _successors(ranked, full, memory_of)

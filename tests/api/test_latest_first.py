@@ -293,3 +293,23 @@ def test_a_turn_found_through_its_fact_answers_by_what_it_said(
     _post(client, "Easy vegetable lasagne?", T0 + 930 * DAY)
     workers.join()
     assert _turn(_first(client, "What do I do for a living these days?")) == examiner
+
+
+def test_a_later_taste_far_from_the_question_does_not_answer_it(
+    client: TestClient, workers: Process
+) -> None:
+    # "What's our favourite restaurant now?" asks a taste, and a later turn surely tells
+    # one: but socks are far from restaurants, and a statement not close to the question
+    # answers nothing, however newer it is.
+    taberna = _post(
+        client,
+        "Our favourite place is Taberna do Largo, round the corner from the flat. They do "
+        "a polvo à lagareiro that I would cross the city for.",
+        T0,
+    )
+    _post(client, "Could you suggest a quick dinner for a rainy evening?", T0 + 20 * DAY)
+    _post(
+        client, "My favourite socks have a hole in them now, and I love them anyway.", T0 + 40 * DAY
+    )
+    workers.join()
+    assert _turn(_first(client, "What's our favourite restaurant now?")) == taberna
