@@ -119,6 +119,8 @@ SUBJECT_PRONOUNS = ("i", "we", "you", "he", "she", "they", "it")
 SPEAKER_WORDS = frozenset("i i'm im i've i'd i'll me my mine myself".split())
 # The speaker and those with them.
 FIRST_PERSON = SPEAKER_WORDS | frozenset({"we", "we're", "our", "us"})
+# One other person, spoken of: "her park", "he's moved".
+THIRD_PERSON = frozenset("he he's she she's him her his hers himself herself".split())
 
 NEGATORS = frozenset(
     "not no never nothing nobody none neither nor without cannot nowhere noone "

@@ -9,9 +9,9 @@ Readers return None for the speaker (or the asker): who that is, the caller know
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
-from memory_core.language.lexicon import STOPWORDS
+from memory_core.language.lexicon import FIRST_PERSON, STOPWORDS, THIRD_PERSON
 
 # Each relation and the other words for it.  In-laws are relations of their own, not
 # the parent or sibling the word starts with.
@@ -56,6 +56,7 @@ _NAME_FOLLOWERS = frozenset(
 # Said of the speaker with someone: "Ines and I ...", "me and my girlfriend ...".
 _WITH_ME = re.compile(r"(?i:me|i) and \S|(?:[A-Z][a-zé]+)? and (?:I|me)\b")
 _EARLY = 12  # characters into a sentence that its subject is named by
+_WORD = re.compile(r"[a-z']+")
 
 
 def person_named(
@@ -91,6 +92,25 @@ def person_named(
         and not low.endswith("s")
     )
     return low if guessed else None
+
+
+def persons_meant(
+    sentences: Sequence[str], known: Collection[str] = (), *, guess_names: bool = True
+) -> list[str | None]:
+    """Whom each of ``sentences`` (one after another, as said) is about, as
+    :func:`person_named` reads it, except that a sentence naming no one that speaks of
+    "him" or "her" and not of the speaker goes on about the one the sentence before it
+    was ("My colleague named her spaniel Biscuit. Half the dogs at her park are called
+    Biscuit.": both about the colleague)."""
+    out: list[str | None] = []
+    for sentence in sentences:
+        named = person_named(sentence, known, guess_names=guess_names)
+        if named is None and out and out[-1] is not None:
+            said = set(_WORD.findall(sentence.lower()))
+            if said & THIRD_PERSON and not said & FIRST_PERSON:
+                named = out[-1]
+        out.append(named)
+    return out
 
 
 def persons_named(text: str) -> set[str]:

@@ -14,7 +14,12 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from memory_core.language import sentences
-from memory_core.language.persons import person_asked, person_named, persons_named
+from memory_core.language.persons import (
+    person_asked,
+    person_named,
+    persons_meant,
+    persons_named,
+)
 from memory_core.language.slots import attribute_stated
 
 __all__ = [
@@ -74,8 +79,7 @@ def slot_stated(
     text: str, known: Collection[str] = (), speaker: str | None = None
 ) -> tuple[str, str] | None:
     """The first slot ``text`` states a value of, and the sentence that states it."""
-    for sentence in sentences(text):
-        slot = slot_of(sentence, known, speaker)
+    for slot, sentence in _slots(text, known, speaker):
         if slot is not None:
             return slot, sentence
     return None
@@ -83,5 +87,17 @@ def slot_stated(
 
 def slots_of(text: str, known: Collection[str] = (), speaker: str | None = None) -> list[str]:
     """The slots of each statement of ``text``, in order, once each."""
-    found = (slot_of(sentence, known, speaker) for sentence in sentences(text))
+    found = (slot for slot, _ in _slots(text, known, speaker))
     return list(dict.fromkeys(slot for slot in found if slot is not None))
+
+
+def _slots(text: str, known: Collection[str], speaker: str | None) -> list[tuple[str | None, str]]:
+    """Each sentence of ``text`` with the slot it states (None: none), its subject read
+    with the sentences before it ("... her park" goes on about the one named before)."""
+    said = [sentence.strip() for sentence in sentences(text)]
+    out: list[tuple[str | None, str]] = []
+    for sentence, person in zip(said, persons_meant(said, known), strict=True):
+        attribute = attribute_stated(sentence)
+        subject = speaker_subject(speaker) if person is None else person
+        out.append((None if attribute is None else f"{subject}/{attribute}", sentence))
+    return out

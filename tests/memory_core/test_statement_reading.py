@@ -8,7 +8,7 @@ import pytest
 
 from memory_core.language.reading import may_state
 from memory_core.language.telling import looks_back
-from memory_core.supersession.slots import subjects_named
+from memory_core.supersession.slots import slots_of, subjects_named
 from memory_core.supersession.telling import (
     moves_plan,
     names_replaced,
@@ -38,6 +38,29 @@ from memory_core.supersession.telling import (
 )
 def test_whom_a_statement_is_about(sentence: str, subject: str) -> None:
     assert subjects_named(sentence, {"rachel"}, guess_names=False) == subject
+
+
+@pytest.mark.parametrize(
+    ("text", "slots"),
+    [
+        # A sentence naming no one that speaks of "her" goes on about the one before.
+        (
+            "My colleague named her new spaniel Biscuit. Half the dogs at her park are "
+            "called Biscuit.",
+            ["colleague/pet"],
+        ),
+        # Not when it speaks of the speaker too, nor after a sentence about the speaker.
+        (
+            "My sister Priya started at the bank. I moved to Leeds to be near her.",
+            ["priya/work", "user/residence"],
+        ),
+        ("Our new puppy is a beagle. Her name is Daisy.", ["user/pet"]),
+    ],
+)
+def test_a_sentence_about_him_or_her_goes_on_about_the_one_before(
+    text: str, slots: list[str]
+) -> None:
+    assert slots_of(text) == slots
 
 
 @pytest.mark.parametrize(
