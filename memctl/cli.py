@@ -280,12 +280,17 @@ def forget(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Forget everything of one scope id for good: not undoable (a right-to-be-forgotten
-    request).  Asks first on a terminal."""
+    request).  Asks first on a terminal; elsewhere (a script, --json) only --yes confirms
+    it."""
     from memory_core.forget import forget_scope_id
 
     state = state_of(ctx)
+    if not yes and (state.json or not sys.stdin.isatty()):
+        raise mc.InvalidArgument(
+            "forgetting cannot be undone: add --yes to confirm (there is no terminal to ask on)"
+        )
     brain = state.brain()
-    if not (yes or state.json or not sys.stdin.isatty()):
+    if not yes:
         page = mc.list_traces(brain, scope=scope, scope_id=scope_id, limit=1, identity=mc.OPEN)
         held = "some memories" if page.traces else "no active memory"
         question = (

@@ -302,12 +302,32 @@ def test_the_installed_entry_point_runs_as_a_process(brain_arg: list[str]) -> No
 def test_forget_removes_one_scope_id_and_nothing_else(brain_arg: list[str]) -> None:
     ok_json(*brain_arg, "add", "Alice's locker code is 4471.", "--scope-id", "alice")
     ok_json(*brain_arg, "add", "Bob keeps bees.", "--scope-id", "bob")
-    gone = ok_json(*brain_arg, "forget", "--scope-id", "alice")
+    gone = ok_json(*brain_arg, "forget", "--scope-id", "alice", "--yes")
     assert (gone["scope_id"], gone["traces"]) == ("alice", 1)
     found = ok_json(*brain_arg, "search", "locker bees")["results"]
     assert [h["content"] for h in found] == ["Bob keeps bees."]
-    r = memctl(*brain_arg, "forget", "--scope-id", "alice", "--scope", "galaxy")
+    r = memctl(*brain_arg, "forget", "--scope-id", "alice", "--scope", "galaxy", "--yes")
     assert_one_line_error(r, 2, "scope")
+
+
+def test_forget_without_a_terminal_needs_yes_and_changes_nothing(brain_arg: list[str]) -> None:
+    # Forgetting cannot be undone: with no terminal to ask on (a script, stdin from
+    # /dev/null) or in --json, only --yes confirms it.
+    ok_json(*brain_arg, "add", "Carol's locker code is 8812.", "--scope-id", "carol")
+    with open(os.devnull) as nothing:
+        r = subprocess.run(
+            [sys.executable, "-m", "memctl", *brain_arg, "forget", "--scope-id", "carol"],
+            stdin=nothing,
+            check=False,
+            capture_output=True,
+            text=True,
+            env={k: v for k, v in os.environ.items() if not k.startswith("REVERIE_")},
+            timeout=120,
+        )
+    assert_one_line_error(r, 2, "--yes")
+    assert_one_line_error(memctl(*brain_arg, "--json", "forget", "--scope-id", "carol"), 2, "--yes")
+    found = ok_json(*brain_arg, "search", "locker", "--scope-id", "carol")["results"]
+    assert [h["content"] for h in found] == ["Carol's locker code is 8812."]
 
 
 def test_json_is_taken_wherever_it_is_written(brain_arg: list[str]) -> None:
