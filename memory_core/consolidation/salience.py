@@ -114,19 +114,17 @@ def salience(text: str) -> Salience:
     return Salience(None, None, smalltalk=False)
 
 
-# How sure the statements model must be that a sentence tells what someone likes or
-# dislikes for it to be kept as a preference.
-PREFERENCE = 0.5
-
-
 def _preference(said: str) -> str | None:
-    """The first sentence the statements model reads as a preference (likes or
-    dislikes, habits of taste: "I really don't like phone calls", "Never music on
-    runs"), when it is sure; None without a shipped model."""
+    """The first sentence whose likeliest reading by the statements model is a
+    preference (likes or dislikes, habits of taste: "I really don't like phone calls",
+    "Shorter races suit me better"); None without a shipped model.  However unsure:
+    a preference decayed away is lost, a sentence kept that was none costs little (of
+    the held-out statements' preferences, 0.805 kept against 0.732 when it had to be
+    sure, at the cost of 8 of 543 sentences kept that state none)."""
     parts = language.sentences(said)
     read = read_statements(parts) if parts else None
     for sentence, statement in zip(parts, read or [], strict=False):
-        if statement.attribute == LIKES and statement.attribute_p >= PREFERENCE:
+        if statement.attribute == LIKES:
             return sentence.strip()
     return None
 

@@ -194,6 +194,37 @@ def test_preferences_an_agent_added_are_never_proposed_by_decay(
     assert not named & set(kept), named
 
 
+def test_a_preference_told_in_a_turn_is_never_proposed_by_decay(
+    client: TestClient, workers: Process, api_settings: mc.Settings
+) -> None:
+    # The statements model reads "Shorter races suit me better" as a like more likely
+    # than anything else, though not surely: that is enough to keep it.
+    told = post_turn(
+        client,
+        "Not doing another half this year. Maybe a 10k. Shorter races suit me better, "
+        "I've decided.",
+        time.time(),
+        assistant="Noted, you prefer shorter races.",
+        scope_id="clara",
+    )
+    post_turn(client, "The bus was late again this morning.", time.time(), scope_id="clara")
+    workers.join()
+    brain = mc.open_brain(api_settings)
+    try:
+        dream(brain, api_settings, now=time.time() + 400 * DAY)
+        named = [
+            mc.get_trace(brain, t, identity=SYSTEM)
+            for p in proposals.list_proposals(brain, api_settings, identity=SYSTEM)
+            if p.kind == "prune"
+            for t in p.trace_ids
+        ]
+    finally:
+        brain.close()
+    turns = [t.metadata.get("turn_id") for t in named]
+    assert turns, "decay proposes what nothing protects"
+    assert told not in turns, [t.content for t in named]
+
+
 def test_the_readmes_snippet_run_twice_keeps_one_memory_with_two_occurrences(
     api_settings: mc.Settings, workers: Process
 ) -> None:
