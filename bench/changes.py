@@ -28,7 +28,6 @@ across attributes.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter
@@ -161,14 +160,13 @@ def _crossings(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument(
-        "--files", default="dev,heldout,fresh,unseen", help="which chain sets, comma-separated"
+    return each_set(
+        argv,
+        __doc__,
+        ("dev,heldout,fresh,unseen", "chain sets"),
+        lambda name, show: run(load(name), show),
+        _line,
     )
-    p.add_argument("--json", type=Path, help="write the figures here")
-    p.add_argument("--show", type=int, default=0, help="print this many misses")
-    args = p.parse_args(argv)
-    return each_set(args.files, lambda name: run(load(name), args.show), _line, args.json)
 
 
 def _line(name: str, result: dict[str, Any]) -> str:

@@ -18,7 +18,6 @@ Target: the right current statement first for >= 90% of the questions.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter
@@ -95,12 +94,9 @@ def _score(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--files", default="dev", help="which lives, comma-separated")
-    p.add_argument("--json", type=Path, help="write the figures here")
-    p.add_argument("--show", type=int, default=0, help="print this many misses")
-    args = p.parse_args(argv)
-    return each_set(args.files, lambda name: run(load(name), args.show), _line, args.json)
+    return each_set(
+        argv, __doc__, ("dev", "lives"), lambda name, show: run(load(name), show), _line
+    )
 
 
 def _line(name: str, result: dict[str, Any]) -> str:

@@ -4,9 +4,10 @@ without a socket."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -54,17 +55,26 @@ def post_turn(client: TestClient, scope_id: str, turn: dict[str, Any], key: str)
 
 
 def each_set(
-    files: str,
-    run: Callable[[str], dict[str, Any]],
+    argv: Sequence[str] | None,
+    doc: str,
+    sets: tuple[str, str],
+    run: Callable[[str, int], dict[str, Any]],
     line: Callable[[str, dict[str, Any]], str],
-    out: Path | None,
 ) -> int:
-    """Each labelled set of ``files`` (comma-separated names) run, its figures printed as
-    ``line`` words them and, with ``out``, all of them written there as JSON."""
+    """A bench's command over its labelled sets: ``--files`` (comma-separated names;
+    ``sets`` is the default and what they are), ``--json`` and ``--show``.  Each set is
+    ``run`` (with how many misses to print), its figures printed as ``line`` words them
+    and, with ``--json``, all of them written there."""
+    default, what = sets
+    p = argparse.ArgumentParser(description=doc.split("\n\n", maxsplit=1)[0])
+    p.add_argument("--files", default=default, help=f"which {what}, comma-separated")
+    p.add_argument("--json", type=Path, help="write the figures here")
+    p.add_argument("--show", type=int, default=0, help="print this many misses")
+    args = p.parse_args(argv)
     report = {}
-    for name in files.split(","):
-        report[name] = result = run(name)
+    for name in args.files.split(","):
+        report[name] = result = run(name, args.show)
         print(line(name, result))
-    if out is not None:
-        out.write_text(json.dumps(report, indent=1))
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=1))
     return 0

@@ -9,7 +9,7 @@ Readers return None for the speaker (or the asker): who that is, the caller know
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 from memory_core.language.lexicon import FIRST_PERSON, STOPWORDS, THIRD_PERSON
 
@@ -96,21 +96,21 @@ def person_named(
 
 def persons_meant(
     sentences: Sequence[str], known: Collection[str] = (), *, guess_names: bool = True
-) -> list[str | None]:
+) -> Iterator[str | None]:
     """Whom each of ``sentences`` (one after another, as said) is about, as
     :func:`person_named` reads it, except that a sentence naming no one that speaks of
     "him" or "her" and not of the speaker goes on about the one the sentence before it
     was ("My colleague named her spaniel Biscuit. Half the dogs at her park are called
-    Biscuit.": both about the colleague)."""
-    out: list[str | None] = []
+    Biscuit.": both about the colleague).  Read as far as asked."""
+    before: str | None = None
     for sentence in sentences:
         named = person_named(sentence, known, guess_names=guess_names)
-        if named is None and out and out[-1] is not None:
+        if named is None and before is not None:
             said = set(_WORD.findall(sentence.lower()))
             if said & THIRD_PERSON and not said & FIRST_PERSON:
-                named = out[-1]
-        out.append(named)
-    return out
+                named = before
+        yield named
+        before = named
 
 
 def persons_named(text: str) -> set[str]:

@@ -11,7 +11,7 @@ someone else.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 
 from memory_core.language import sentences
 from memory_core.language.persons import (
@@ -69,35 +69,37 @@ def base_attribute(slot: str) -> str:
 
 def slot_of(sentence: str, known: Collection[str] = (), speaker: str | None = None) -> str | None:
     """The slot ``sentence`` states a value of, or None when it states no attribute."""
-    attribute = attribute_stated(sentence)
-    if attribute is None:
-        return None
-    return f"{subjects_named(sentence.strip(), known, speaker)}/{attribute}"
+    said = sentence.strip()
+    return _slot(said, person_named(said, known), speaker)
 
 
 def slot_stated(
     text: str, known: Collection[str] = (), speaker: str | None = None
 ) -> tuple[str, str] | None:
     """The first slot ``text`` states a value of, and the sentence that states it."""
-    for slot, sentence in _slots(text, known, speaker):
-        if slot is not None:
-            return slot, sentence
-    return None
+    return next(((slot, s) for slot, s in _slots(text, known, speaker) if slot), None)
 
 
 def slots_of(text: str, known: Collection[str] = (), speaker: str | None = None) -> list[str]:
     """The slots of each statement of ``text``, in order, once each."""
-    found = (slot for slot, _ in _slots(text, known, speaker))
-    return list(dict.fromkeys(slot for slot in found if slot is not None))
+    return list(dict.fromkeys(slot for slot, _ in _slots(text, known, speaker) if slot))
 
 
-def _slots(text: str, known: Collection[str], speaker: str | None) -> list[tuple[str | None, str]]:
-    """Each sentence of ``text`` with the slot it states (None: none), its subject read
-    with the sentences before it ("... her park" goes on about the one named before)."""
+def _slots(
+    text: str, known: Collection[str], speaker: str | None
+) -> Iterator[tuple[str | None, str]]:
+    """Each sentence of ``text`` with the slot it states (None: none), read as far as
+    asked; its subject read with the sentences before it ("... her park" goes on about
+    the one named before)."""
     said = [sentence.strip() for sentence in sentences(text)]
-    out: list[tuple[str | None, str]] = []
     for sentence, person in zip(said, persons_meant(said, known), strict=True):
-        attribute = attribute_stated(sentence)
-        subject = speaker_subject(speaker) if person is None else person
-        out.append((None if attribute is None else f"{subject}/{attribute}", sentence))
-    return out
+        yield _slot(sentence, person, speaker), sentence
+
+
+def _slot(sentence: str, person: str | None, speaker: str | None) -> str | None:
+    """``subject/attribute`` of a sentence about ``person`` (None: the speaker), or None
+    when it states no attribute."""
+    attribute = attribute_stated(sentence)
+    if attribute is None:
+        return None
+    return f"{speaker_subject(speaker) if person is None else person}/{attribute}"
