@@ -10,13 +10,15 @@ question asks no attribute and nothing of now.
 from __future__ import annotations
 
 from memory_core.language.persons import person_asked
-from memory_core.language.reading import NONE, Question, read_questions
+from memory_core.language.reading import NONE, QUESTION_ATTRIBUTE, Question, read_questions
 from memory_core.language.slots import SINGLE_VALUED, cue
 
 # A word of the present: asked of anyone, it asks how things are now.
 _NOW_WORDS = cue(
-    r"\b(?:now|nowadays|these days|currently|at the moment|right now|at present|still"
-    r"|anymore|any more|lately|this (?:year|month|week)|today)\b"
+    r"\b(?:now|nowadays|these days|currently|at the moment|right now|at present|presently"
+    r"|as of now|still|anymore|any more|lately|this (?:year|month|week)|today"
+    # as texted: "rn", "atm", "at the mo"
+    r"|rn|atm|at the mo)\b"
 )
 # One of several asked ("her second wedding", "her usual order"): no one value holds.
 _ONE_OF_SEVERAL = cue(
@@ -25,14 +27,20 @@ _ONE_OF_SEVERAL = cue(
 )
 # A verb in the present tense: "where does she live", "what's my job" -- a query of
 # bare words ("otters", "flat in Leeds") asks no time at all.
-_PRESENT_VERBS = cue(r"\b(?:is|are|am|do|does|isn't|aren't|don't|doesn't)\b", r"\w(?:'s|'re|'m)\b")
+_PRESENT_VERBS = cue(
+    r"\b(?:is|are|am|do|does|isn't|aren't|don't|doesn't"
+    # as texted, without the apostrophe: "whats my job", "im", "dont"
+    r"|whats|wats|wheres|whos|hows|whens|im|isnt|arent|dont|doesnt)\b",
+    r"\w(?:'s|'re|'m)\b",
+)
 _FIRST_PERSON = cue(r"\b(?:i|i'm|my|me|we|we're|our|us)\b")
 # Asked in the present tense, these ask how things stand now (a plan has one date, a
 # pupil one school).
 _HELD_ONE_AT_A_TIME = SINGLE_VALUED | {"plan", "education"}
-# How sure the reading must be that a question asks of now, and that it asks of an
-# attribute (at 0.4, 0.89 of the development questions' attributes named are right).
-NOW, ATTRIBUTE = 0.5, 0.4
+# How sure the reading must be that a question asks of now (and, as
+# :data:`~memory_core.language.reading.QUESTION_ATTRIBUTE` says, of an attribute).
+NOW = 0.5
+ATTRIBUTE = QUESTION_ATTRIBUTE
 
 
 def _read(question: str) -> Question | None:

@@ -3,15 +3,14 @@
 Whether it says that something changed ("moved", "now", "no longer"), whether it
 looks back at how things were ("found my old map from the Sheffield days"),
 whether it is an exclamative remark ("Funny how quiet Sundays are now"), and the
-specifics it names (places, names, amounts, days of the year) that tell one value
-of a thing from another.
+specifics it names (places, names, amounts) that tell one value of a thing from
+another.
 """
 
 from __future__ import annotations
 
 import re
 
-from memory_core.language.lexicon import MONTH_NUMBERS
 from memory_core.language.slots import cue
 
 # Words that say a value changed: a statement holding one is an update of what it states.
@@ -47,8 +46,6 @@ _REPLACED = cue(
     r"\b(?:switched|swapped|traded|dropped|moved|quit|sold|replaced|upgraded|gave up"
     r"|given up|took up|instead)\b"
 )
-# A return to an earlier value: "moved back to Leeds", "back with Sam", "again".
-_BACK = cue(r"\b(?:back (?:to|in|on|with|home)|went back|moved back|again)\b")
 # "Funny how ...", "Weird that ...": an exclamative remark.
 _REMARK = re.compile(
     r"(?i)^(?:(?:it's|it is|so|how|isn't it)\s+)?(?:funny|weird|strange|crazy|amazing|wild|odd"
@@ -63,13 +60,6 @@ def _low(text: str) -> str:
 def changes(statement: str) -> bool:
     """Whether a statement says that something changed ("moved", "now", "no longer")."""
     return _CHANGE.search(_low(statement)) is not None
-
-
-def replaces_value(statement: str) -> bool:
-    """Whether a statement tells a value replaced by another ("traded in the old car",
-    "switched", "instead") or returned to ("moved back to Leeds")."""
-    low = _low(statement)
-    return _REPLACED.search(low) is not None or _BACK.search(low) is not None
 
 
 def looks_back(statement: str) -> bool:
@@ -89,7 +79,6 @@ def remarks(sentence: str) -> bool:
 
 _I = re.compile(r"I(?:'[a-z]+)?")
 _SPECIFIC = re.compile(r"(?<!^)(?<![.!?] )\b(?:[A-Z][\w'-]+|\d+(?:[.,]\d+)?)")
-_NAME_RUN = re.compile(r"(?<!^)(?<![.!?] )\b(?:[A-Z][\w'-]*(?: [A-Z][\w'-]*)*|\d+(?:[.,]\d+)?)\b")
 # Amounts written out ("down to two a day", "a solid seven hours").
 _AMOUNT_WORDS = re.compile(
     r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty"
@@ -109,26 +98,3 @@ def specifics(statement: str) -> set[str]:
     text = _VOCATIVE.sub(" ", statement)
     found = {w.lower() for w in _SPECIFIC.findall(text) if not _I.fullmatch(w)}
     return found | set(_AMOUNT_WORDS.findall(text.lower()))
-
-
-def names(statement: str) -> list[tuple[str, ...]]:
-    """The names a statement gives, each a run of capitalised words ("Dearborn Truck",
-    "Berlin"), and its numbers, as lower-case words."""
-    runs = (m.group(0).split() for m in _NAME_RUN.finditer(statement))
-    found = (tuple(w.lower() for w in run if not _I.fullmatch(w)) for run in runs)
-    return [n for n in found if n]
-
-
-_MONTH = "|".join(sorted(MONTH_NUMBERS, key=len, reverse=True))
-_DAY_OF_YEAR = re.compile(
-    rf"\b(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH})"
-    rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)\b"
-)
-
-
-def days(statement: str) -> set[str]:
-    """The days of the year a statement names ("8 January", "March 3rd"): "8 jan"."""
-    return {
-        f"{int(m['d1'] or m['d2'])} {(m['m1'] or m['m2'])[:3]}"
-        for m in _DAY_OF_YEAR.finditer(statement.lower())
-    }

@@ -5,27 +5,25 @@ Supersession (:mod:`memory_core.supersession`) links a later statement to the on
 replaces when both read as the same subject and attribute, and ranking sinks the
 replaced one.  Reading a statement's attribute on its own misses often ("Keys
 collected! The cottage has a garden" is a move), so at search time the question
-itself says what is asked.  Among the best few memories, its answers are the
-statements about the subject it asks of (not someone else's), close enough to it
-in meaning (or to another answer), that open on a statement rather than a
-question, a request or a remark ("funny how quiet Sundays are").  Walked oldest
-first, each answer replaces the one holding unless it looks back ("found my old
-map from the Sheffield days") or speaks of a value the one holding replaced ("it
-still says Pixel on the certificate" after the kitten was renamed), or the one
-holding was told as a change and the later one tells nothing new (a remark on
-it); a plan gives way only to a change of it.  The one holding last goes first --
-by the search's time, so ``as_of`` answers as it would have then -- even when it
-is the only answer among those few: the memories ranked above it are then about
-someone else, or ask rather than tell.
+itself says what is asked.  Among the best :data:`POOL` memories, those that may
+answer are statements (not a question or a request) about the subject asked (not
+someone else's), and a learned judgement picks the one of them holding the answer
+as the search's time stands.  It reads what search already knows of each
+(:data:`FEATURES`): how close what it said is to the question beside the others,
+where the ranking put it and by which channels, how likely it states what the
+question asks (the language package's readings of both,
+:func:`~memory_core.language.reading.attribute_match`), how many close ones were
+said after it and whether they state it too, whether it looks back, tells a change
+or names something new, how old it is, whether it was superseded.  The judgement is
+gradient-boosted trees trained on labelled questions of now over a scripted life and
+change chains (``python -m bench.latest --train`` writes ``data/latest.json``), each
+feature held to move it one way only where the meaning says so (a closer statement
+said later never makes an earlier one likelier), and read on relative scales so that
+no embedding model's spread of cosines is assumed.
 
-Of a question of one attribute ("what is my job"), a statement answers when the
-statements model reads it as stating that attribute (surely, or possibly), it is
-close to the question (at least half as close as the closest such statement: the
-model's reading of a whole turn can rest on a sentence the question is not about),
-or it restates one that does: a newer statement of something else is never put
-first.  The latest answer's score is lifted just above
-the best of the others (the factor ``latest``), so the order is the scores';
-nothing joins or leaves the results.
+The one picked goes first -- by the search's time, so ``as_of`` answers as it would
+have then -- its score lifted just above the best of the others (the factor
+``latest``), so the order is the scores'; nothing joins or leaves the results.
 
 A turn is compared by what the user said in it, embedded alone once when the turn
 is embedded (``said_embeddings``), or by the closest of its facts when that is
@@ -36,8 +34,13 @@ compared by its own vector.
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -46,9 +49,8 @@ from sqlalchemy import Connection, text
 from memory_core.embeddings import from_blob
 from memory_core.language import first_sentence, sentences
 from memory_core.language.persons import persons_named
-from memory_core.language.questions import attribute_asked
-from memory_core.language.reading import LIKELIEST, rank_of
-from memory_core.language.telling import changes, looks_back
+from memory_core.language.reading import attribute_match
+from memory_core.language.telling import changes, looks_back, remarks, specifics
 from memory_core.retrieval import dense, ranking
 from memory_core.supersession.slots import (
     USER,
@@ -56,29 +58,42 @@ from memory_core.supersession.slots import (
     subject_asked,
     subjects_named,
 )
-from memory_core.supersession.telling import (
-    moves_plan,
-    names_replaced,
-    said_by,
-    said_in,
-    tells,
-    tells_news,
-)
+from memory_core.supersession.telling import said_by, said_in, tells
 from memory_core.traces.model import TURN_TAG, Trace
 
-# How many of the best memories are reordered: an answer the ranking put further
-# down is left where it is.
-DEPTH = 6
-# How close (cosine) a statement must be to the question to answer it: at least
-# this, and this share of the closest statement about the subject asked -- or
-# this close to a statement that is (a restatement of the same thing in other
-# words).
-MIN_SIMILARITY = 0.1
-RELATIVE_SIMILARITY = 0.5
-SAME_THING = 0.45
+# How many of the best memories the answer is looked for among: one the ranking put
+# further down is left where it is.
+POOL = 20
+# What the judgement reads of each memory of the pool, in the order of its weights.
+FEATURES = (
+    "similarity_share",  # its cosine to the question over the closest one's
+    "closer",  # how many are closer to the question
+    "vector_share",  # the vector channel's score over the best one's
+    "score_share",  # the ranking's score over the best one's
+    "position",  # its place in the ranking
+    "lexical",  # whether the BM25 channel found it
+    "newer_close",  # how many close ones (at least half as close) were said after it
+    "age",  # log(1 + days) from when it was said to the search's time
+    "stated",  # it opens on a statement, not a question or a request
+    "about",  # it is about the subject asked of
+    "superseded",  # a later statement replaced it by the search's time
+    "newer",  # how many of the pool were said after it
+    "match",  # the chance that one of its sentences states what is asked
+    "match_first",  # ... its first sentence
+    "likeliest",  # one of its sentences most likely states the attribute surely asked
+    "newer_likeliest",  # how many close ones said after it do
+    "newer_match",  # how many close ones said after it match at least half as well
+    "looks_back",  # it tells how things were ("found my old map from the Sheffield days")
+    "change",  # it is told as a change ("moved", "now", "no longer")
+    "remark",  # it opens on a remark ("funny how quiet Sundays are")
+    "news",  # how many names and numbers it says that no close one before it said
+)
+# A memory this share as close to the question as the closest one is close.
+CLOSE = 0.5
 FACTOR = "latest"
 # How far above the best of the others the latest answer's score is lifted.
 LIFT = 1.001
+WEIGHTS = Path(__file__).resolve().parent / "data" / "latest.json"
 
 
 @dataclass(frozen=True)
@@ -92,6 +107,114 @@ class _Statement:
     stated: bool  # it states something (not only asks or requests)
 
 
+@dataclass(frozen=True)
+class Pool:
+    """The memories a question of now is answered among, best ranked first, each
+    with what the judgement reads of it (a row of :data:`FEATURES`)."""
+
+    memories: list[str]
+    rows: npt.NDArray[np.float64]
+    when: npt.NDArray[np.float64]  # when each was said
+
+
+@dataclass(frozen=True)
+class Tree:
+    """One regression tree of the judgement, as arrays of its nodes (a leaf's feature is
+    negative): a row goes left where its feature is at most the node's threshold, and
+    takes the value of the leaf it reaches."""
+
+    feature: npt.NDArray[np.int64]
+    threshold: npt.NDArray[np.float64]
+    left: npt.NDArray[np.int64]
+    right: npt.NDArray[np.int64]
+    value: npt.NDArray[np.float64]
+
+    def to_json(self) -> dict[str, list[Any]]:
+        return {
+            "feature": self.feature.tolist(),
+            "threshold": self.threshold.tolist(),
+            "left": self.left.tolist(),
+            "right": self.right.tolist(),
+            "value": self.value.tolist(),
+        }
+
+    @classmethod
+    def from_json(cls, saved: dict[str, list[Any]]) -> Tree:
+        return cls(
+            np.asarray(saved["feature"], dtype=np.int64),
+            np.asarray(saved["threshold"], dtype=np.float64),
+            np.asarray(saved["left"], dtype=np.int64),
+            np.asarray(saved["right"], dtype=np.int64),
+            np.asarray(saved["value"], dtype=np.float64),
+        )
+
+
+@dataclass(frozen=True)
+class Chooser:
+    """The learned judgement: gradient-boosted trees, their sum the log-odds that a
+    memory holds the answer."""
+
+    trees: tuple[Tree, ...]
+    prior: float  # the log-odds before any tree
+
+    def scores(self, rows: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Each row's log-odds of holding the answer: every tree walked at once."""
+        feature, threshold, left, right, value = self._nodes
+        tree = np.arange(len(self.trees))[:, None]
+        row = np.arange(len(rows))[None, :]
+        node = np.zeros((len(self.trees), len(rows)), dtype=np.int64)
+        while (inner := feature[tree, node] >= 0).any():
+            read = rows[row, np.where(inner, feature[tree, node], 0)]
+            step = np.where(read <= threshold[tree, node], left[tree, node], right[tree, node])
+            node = np.where(inner, step, node)
+        return np.asarray(self.prior + value[tree, node].sum(axis=0))
+
+    @cached_property
+    def _nodes(self) -> tuple[npt.NDArray[Any], ...]:
+        """The trees' node arrays stacked, each tree's padded with leaves."""
+        size = max(len(t.feature) for t in self.trees)
+
+        def stacked(part: str, pad: float) -> npt.NDArray[Any]:
+            arrays = [getattr(t, part) for t in self.trees]
+            return np.stack([np.pad(a, (0, size - len(a)), constant_values=pad) for a in arrays])
+
+        return (
+            stacked("feature", -1),
+            stacked("threshold", 0.0),
+            stacked("left", 0),
+            stacked("right", 0),
+            stacked("value", 0.0),
+        )
+
+    def pick(self, rows: npt.NDArray[np.float64]) -> int | None:
+        """Of the rows, the one likeliest to hold the answer among those that may: a
+        statement (not a question or a request) about the subject asked (not someone
+        else's) -- None when none may."""
+        may = (rows[:, FEATURES.index("stated")] > 0) & (rows[:, FEATURES.index("about")] > 0)
+        if not may.any():
+            return None
+        return int(np.argmax(np.where(may, self.scores(rows), -np.inf)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "features": list(FEATURES),
+            "prior": self.prior,
+            "trees": [t.to_json() for t in self.trees],
+        }
+
+
+@lru_cache(maxsize=1)
+def chooser() -> Chooser | None:
+    """The shipped judgement; None when there is none, or it reads other features."""
+    if not WEIGHTS.exists():
+        return None
+    saved = json.loads(WEIGHTS.read_text())
+    if tuple(saved["features"]) != FEATURES:
+        return None
+    trees = tuple(Tree.from_json(t) for t in saved["trees"])
+    return Chooser(trees, float(saved["prior"]))
+
+
 def first(
     conn: Connection,
     ranked: Sequence[ranking.Candidate],
@@ -101,69 +224,23 @@ def first(
     *,
     model: str,
     memory_of: dict[int, str],
+    now: float,
 ) -> list[ranking.Candidate]:
     """``ranked`` with the memory holding the latest answer to ``question`` (a question
-    of now) moved ahead of the others among the first :data:`DEPTH` memories.
+    of now, asked at ``now``) moved ahead of the others among the first :data:`POOL`
+    memories.
 
     ``full``: the traces of ``ranked`` by seq; ``scores``: the vector channel's, of
     the question embedded by ``model``; ``memory_of``: each trace's memory.
     """
-    order: list[str] = []
-    for c in ranked:
-        memory = memory_of[c.facts.seq]
-        if memory not in order:
-            order.append(memory)
-            if len(order) == DEPTH:
-                break
-    if len(order) < 2:
+    pool = pool_of(conn, ranked, full, scores, question, model=model, memory_of=memory_of, now=now)
+    judge = chooser()
+    if pool is None or judge is None:
         return list(ranked)
-    statements = _statements(conn, ranked, full, memory_of, order, scores, model)
-    asked = subject_asked(question)
-    persons = set().union(*(persons_named(st.said) for st in statements.values()))
-    about = {m: st for m, st in statements.items() if st.stated and _about(st, asked, persons)}
-    # Of a question of one attribute ("what is my job"), the answers are the statements
-    # the statements model surely reads as stating it (its likeliest attribute, however
-    # few words they share with the question: "I quit nursing, now I teach") and those
-    # that restate one of them ("Tom switched to the Amazon warehouse" after "Tom works
-    # nights at the Tesco depot"); a newer statement about something else ("I've joined
-    # a choir") is never put first.  Only when none surely states it do the statements
-    # that possibly do (among its likeliest few) answer.  Either way an answer is close
-    # to the question: a turn read as surely stating it on the strength of another of
-    # its sentences ("I have seen them live nine times" read as a home) answers nothing.
-    attribute = attribute_asked(question)
-    candidates = set(about)
-    if attribute is not None:
-        states = _states(about, attribute)
-        candidates = {m for m, certain in states.items() if certain} or set(states)
-    best = max((about[m].similarity for m in candidates), default=0.0)
-    floor = max(MIN_SIMILARITY, RELATIVE_SIMILARITY * best)
-    close = [m for m in candidates if about[m].similarity >= floor]
-    # A statement written as the successor of an answer (supersession judged them one
-    # slot when it was written) answers too.
-    successors = _successors(ranked, full, memory_of)
-    answering = [
-        m
-        for m in order
-        if m in about
-        and (
-            m in close
-            or any(m != n and _restates(about[m], about[n]) for n in close)
-            or any(m in successors.get(n, ()) for n in close)
-        )
-    ]
-    if not answering:
+    picked = judge.pick(pool.rows)
+    if picked is None or picked == 0:
         return list(ranked)
-    when = {memory_of[c.facts.seq]: c.facts.occurred_at for c in ranked}
-    answering.sort(key=lambda m: when[m])
-    # A plan is told of again before and after it happens ("we went camping last
-    # weekend"): only a change of it ("postponed to June", "kicks off on 8 January")
-    # replaces the plan as it stands, and with none the ranking's order is kept.
-    latest = _latest(answering, about, plan=attribute == "plan")
-    # One superseded by the search's time was replaced by a later statement: it is not
-    # the one holding, whatever the reading of either.
-    replaced = {memory_of[c.facts.seq] for c in ranked if ranking.SUPERSEDED in c.factors}
-    if latest is None or latest == order[0] or latest in replaced:
-        return list(ranked)
+    latest = pool.memories[picked]
     ahead = [c for c in ranked if memory_of[c.facts.seq] == latest]
     rest = [c for c in ranked if memory_of[c.facts.seq] != latest]
     # Its score says it: lifted just above the best of the others, the factor shown.
@@ -174,67 +251,103 @@ def first(
     return ahead + rest
 
 
-def _successors(
-    ranked: Sequence[ranking.Candidate], full: dict[int, Trace], memory_of: dict[int, str]
-) -> dict[str, set[str]]:
-    """Of each memory among ``ranked``, the memories among them that superseded it."""
-    memory_by_id = {full[c.facts.seq].id: memory_of[c.facts.seq] for c in ranked}
-    out: dict[str, set[str]] = {}
+def pool_of(
+    conn: Connection,
+    ranked: Sequence[ranking.Candidate],
+    full: dict[int, Trace],
+    scores: dense.VectorScores,
+    question: str,
+    *,
+    model: str,
+    memory_of: dict[int, str],
+    now: float,
+) -> Pool | None:
+    """The first :data:`POOL` memories of ``ranked`` and what the judgement reads of
+    each; None when there are fewer than two."""
+    order: list[str] = []
+    found: dict[str, list[ranking.Candidate]] = {}
     for c in ranked:
-        later = full[c.facts.seq].superseded_by
-        if later is not None and later in memory_by_id:
-            out.setdefault(memory_of[c.facts.seq], set()).add(memory_by_id[later])
-    return out
+        memory = memory_of[c.facts.seq]
+        if memory not in found:
+            if len(order) == POOL:
+                continue
+            order.append(memory)
+        found.setdefault(memory, []).append(c)
+    if len(order) < 2:
+        return None
+    statements = _statements(conn, ranked, full, memory_of, order, scores, model)
+    asked = subject_asked(question)
+    persons = set().union(*(persons_named(st.said) for st in statements.values()))
+    said = [statements[m].said if m in statements else "" for m in order]
+    match, match_first, likeliest = _matches(question, said)
+    similarity = np.array([statements[m].similarity if m in statements else 0.0 for m in order])
+    vector = np.array([max(c.vector_score or 0.0 for c in found[m]) for m in order])
+    score = np.array([max(c.score for c in found[m]) for m in order])
+    when = np.array([min(c.facts.occurred_at for c in found[m]) for m in order])
+    close = similarity >= CLOSE * similarity.max()
+    matching = match >= CLOSE * match.max()
+    named = [specifics(words) for words in said]
+
+    def before_close(k: int) -> list[int]:
+        return [j for j in range(len(order)) if close[j] and when[j] < when[k]]
+
+    rows = []
+    for k, memory in enumerate(order):
+        st = statements.get(memory)
+        newer = when > when[k]
+        rows.append(
+            [
+                _share(similarity[k], similarity),
+                float((similarity > similarity[k]).sum()),
+                _share(vector[k], vector),
+                _share(score[k], score),
+                float(k),
+                float(any(c.bm25_rank is not None for c in found[memory])),
+                float((newer & close).sum()),
+                math.log1p(max(now - when[k], 0.0) / 86_400.0),
+                float(st is not None and st.stated),
+                float(st is not None and _about(st, asked, persons)),
+                float(any(ranking.SUPERSEDED in c.factors for c in found[memory])),
+                float(newer.sum()),
+                match[k],
+                match_first[k],
+                float(likeliest[k]),
+                float((newer & close & likeliest).sum()),
+                float((newer & close & matching).sum()),
+                float(looks_back(said[k])),
+                float(changes(said[k])),
+                float(remarks(first_sentence(said[k]))),
+                float(len(named[k].difference(*(named[j] for j in before_close(k))))),
+            ]
+        )
+    return Pool(order, np.asarray(rows, dtype=np.float64), when)
 
 
-def _restates(statement: _Statement, other: _Statement) -> bool:
-    """Whether a statement is close enough in meaning to another to say it again."""
-    return float(statement.vector @ other.vector) >= SAME_THING
+def _share(value: float, values: npt.NDArray[np.float64]) -> float:
+    best = float(values.max())
+    return float(value / best) if best > 0 else 0.0
 
 
-def _states(about: dict[str, _Statement], attribute: str) -> dict[str, bool]:
-    """Of ``about``, the memories one of whose sentences may state ``attribute`` (among
-    the statements model's likeliest few), each with whether one surely does (its
-    likeliest)."""
-    pieces = [(m, sentence) for m, st in about.items() for sentence in sentences(st.said)]
-    ranks = rank_of([sentence for _, sentence in pieces], attribute)
-    if ranks is None:  # no model: every one may, none surely
-        return dict.fromkeys((m for m, _ in pieces), False)
-    out: dict[str, bool] = {}
-    for (m, _), rank in zip(pieces, ranks, strict=True):
-        if rank < LIKELIEST:
-            out[m] = out.get(m, False) or rank == 0
-    return out
-
-
-def _latest(
-    answering: Sequence[str], said: dict[str, _Statement], *, plan: bool = False
-) -> str | None:
-    """Of the answers, oldest first, the one holding last: each later one replaces the
-    one holding unless it looks back ("found my old map from the Sheffield days") or
-    names a value the one holding replaced (:func:`names_replaced`).
-    A value told as a change ("my GP switched me to bupropion") holds until a later
-    answer tells news -- a change, or something none of the answers before it named:
-    a later remark on it ("getting the meds right has been half the battle") leaves
-    it holding.  A value told plainly gives way to any later answer, which need not
-    name anything new to change it ("Kofi went out on his own").  Of a ``plan``, only
-    an answer that changes it (:func:`moves_plan`) replaces the one holding, and None
-    when none does: no answer is surely the plan as it stands."""
-    holding = 0
-    replaced = False
-    for k, memory in enumerate(answering[1:], start=1):
-        words = said[memory].said
-        earlier = [said[m].said for m in answering[:k]]
-        before = earlier[:holding]
-        if (
-            looks_back(words)
-            or names_replaced(words, earlier[holding], before)
-            or (plan and not moves_plan(words, earlier))
-        ):
-            continue
-        if not changes(earlier[holding]) or tells_news(words, earlier):
-            holding, replaced = k, True
-    return None if plan and not replaced else answering[holding]
+def _matches(
+    question: str, said: Sequence[str]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+    """Of each text: the best chance that one of its sentences states what ``question``
+    asks, that chance for its first sentence, and whether one of them most likely
+    states the attribute the question surely asks (all nothing without the models)."""
+    pieces = [(k, piece) for k, words in enumerate(said) for piece in sentences(words)]
+    n = len(said)
+    match, match_first, likeliest = np.zeros(n), np.zeros(n), np.zeros(n, dtype=bool)
+    read = attribute_match(question, [piece for _, piece in pieces])
+    if read is None:
+        return match, match_first, likeliest
+    seen: set[int] = set()
+    for (k, _), (p, top) in zip(pieces, read, strict=True):
+        match[k] = max(match[k], p)
+        likeliest[k] |= top
+        if k not in seen:
+            match_first[k] = p
+            seen.add(k)
+    return match, match_first, likeliest
 
 
 def _about(s: _Statement, asked: str, persons: set[str]) -> bool:

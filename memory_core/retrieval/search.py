@@ -153,10 +153,17 @@ def search(
         # Relevance needs the texts, and a memory's traces fold into one hit: read more
         # than ``limit`` of the best, which a floor and the folding may thin out (and, for
         # a question of now, as many as the latest answer is looked for among).
-        now_asked = s.search_latest_first and scores is not None and asks_now(query)
+        # A question naming a time past ("what was Nate playing on 7 November 2022?") asks
+        # of then, not now; one naming the present ("this year") still asks of now.
+        now_asked = (
+            s.search_latest_first
+            and scores is not None
+            and all(end > now for (_, end), _ in named)
+            and asks_now(query)
+        )
         wanted = max(limit, reranker.candidates) if reranker is not None else limit
         reads = max(wanted * (FLOOR_READS if floor > 0 else MEMORY_READS), wanted)
-        best = ranked[: max(reads, latest.DEPTH * MEMORY_READS) if now_asked else reads]
+        best = ranked[: max(reads, latest.POOL * MEMORY_READS) if now_asked else reads]
         full = _traces(conn, [c.facts.seq for c in best])  # same snapshot as the ranking
         memories = {seq: trace.memory for seq, trace in full.items()}
         if now_asked and scores is not None and vector_search is not None:
@@ -168,6 +175,7 @@ def search(
                 query,
                 model=vector_search.embedder.embedder.name,
                 memory_of=memories,
+                now=now,
             )
         best = quoted.after_quoted_sources(conn, best, full, query, memories)
         best = _small_talk_after(quoted.after_first_cited(conn, best, full, memories), full)

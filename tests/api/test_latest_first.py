@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 
 import memory_core as mc
 from memory_core.language.questions import asks_now
+from memory_core.retrieval import latest
 from reverie.compose import Process
 from tests.api.conftest import post_turn
 
@@ -118,6 +119,38 @@ def test_questions_of_the_past_are_not_questions_of_now() -> None:
     # A query of bare words asks no time at all.
     assert not asks_now("otters")
     assert not asks_now("flat in Leeds")
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["whats my job rn", "wat car do i drive atm", "remind me wheres my gym", "whos my dentist"],
+)
+def test_a_question_texted_asks_of_now(question: str) -> None:
+    assert asks_now(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    # "has" is the perfect tense as often as the present: what someone has done.
+    ["What has Melanie painted?", "How long has Paola lived in New York?", "wat was my old job"],
+)
+def test_a_question_of_what_was_done_is_no_question_of_now(question: str) -> None:
+    assert not asks_now(question)
+
+
+def test_a_texted_question_of_now_is_answered_by_the_latest_statement(
+    client: TestClient, workers: Process
+) -> None:
+    _post(client, "I'm a barista at Flat White on Kirkgate, early shifts mostly.", T0)
+    _post(client, "How long should I rest a brisket after smoking it?", T0 + 20 * DAY)
+    teacher = _post(
+        client,
+        "Passed my PGCE! From September I'm teaching maths at Roundhay School.",
+        T0 + 200 * DAY,
+    )
+    _post(client, "What's a good podcast for a long drive?", T0 + 210 * DAY)
+    workers.join()
+    assert _turn(_first(client, "whats my job rn")) == teacher
 
 
 def test_a_later_remark_that_tells_nothing_new_leaves_the_change_first(
@@ -313,3 +346,23 @@ def test_a_later_taste_far_from_the_question_does_not_answer_it(
     )
     workers.join()
     assert _turn(_first(client, "What's our favourite restaurant now?")) == taberna
+
+
+def test_a_question_naming_a_time_past_asks_of_then(
+    client: TestClient, workers: Process, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Asked of now, the latest answer is looked for; asked of a month gone by ("what
+    # is Nate currently playing, on 7 November 2022?"), it is not: the ranking stands.
+    sheffield, harrogate = _moves(client, workers)
+    looked: list[str] = []
+    pool_of = latest.pool_of
+
+    def recorded(*args: Any, **kwargs: Any) -> latest.Pool | None:
+        looked.append(args[4])
+        return pool_of(*args, **kwargs)
+
+    monkeypatch.setattr(latest, "pool_of", recorded)
+    assert _turn(_first(client, "Which town am I currently living in?")) == harrogate
+    then = _first(client, "Which town am I currently living in, in February 2022?")
+    assert looked == ["Which town am I currently living in?"]
+    assert _turn(then) == sheffield

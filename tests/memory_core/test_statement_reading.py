@@ -9,12 +9,7 @@ import pytest
 from memory_core.language.reading import may_state
 from memory_core.language.telling import looks_back
 from memory_core.supersession.slots import slots_of, subjects_named
-from memory_core.supersession.telling import (
-    moves_plan,
-    names_replaced,
-    tells,
-    tells_news,
-)
+from memory_core.supersession.telling import tells
 
 
 @pytest.mark.parametrize(
@@ -97,54 +92,6 @@ def test_what_tells_news(said: str, news: bool) -> None:
 )
 def test_what_looks_back(said: str, back: bool) -> None:
     assert looks_back(said) is back
-
-
-@pytest.mark.parametrize(
-    ("said", "news"),
-    [
-        ("Still a bit gutted about Valencia, I'd had the flights booked for months.", False),
-        ("Sorting the meds out has made this winter so much easier.", False),
-        ("Running the Lisbon half in March instead.", True),  # a change
-        ("The consultant moved me onto apixaban.", True),
-        ("Signed up for the Lisbon half, 13.1 miles of hills.", True),  # something not named
-    ],
-)
-def test_what_tells_something_the_earlier_statements_did_not(said: str, news: bool) -> None:
-    earlier = ["Got a place in the Valencia half marathon for the spring!"]
-    assert tells_news(said, earlier) is news
-
-
-@pytest.mark.parametrize(
-    ("said", "moved"),
-    [
-        ("The surveyor's off sick, so the loft work is pushed back to the autumn.", True),
-        ("Great news, the roofer had a gap, so we start on 14 October!", True),  # another day
-        ("Loft conversion still on for 2 September, skip arrives the day before.", False),
-        ("The loft is finished and the light up there is gorgeous.", False),
-    ],
-)
-def test_what_changes_a_plan(said: str, moved: bool) -> None:
-    earlier = ["Our loft conversion starts on 2 September, six weeks of dust."]
-    assert moves_plan(said, earlier) is moved
-
-
-@pytest.mark.parametrize(
-    ("said", "replaced"),
-    [
-        # A value the holding statement replaced, spoken of without a change.
-        ("Found the shelter certificate today, it still says Pixel on it.", True),
-        ("Still a bit sad about Valencia, I'd had the flights booked.", True),
-        # A new name sharing a word with an old one is another name.
-        ("Got a place at Valencia Nord running club, Tuesday nights.", False),
-        # Back to the old value is a change.
-        ("Switched back to Valencia after all, the Seville date clashed.", False),
-        ("Nothing new, just training in the rain.", False),
-    ],
-)
-def test_what_speaks_of_a_replaced_value(said: str, replaced: bool) -> None:
-    before = ["Got a place in the Valencia half marathon for the spring! My kitten Pixel approves."]
-    holding = "Transferred my entry to the Seville half instead, same month."
-    assert names_replaced(said, holding, before) is replaced
 
 
 @pytest.mark.parametrize(
