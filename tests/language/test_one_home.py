@@ -39,6 +39,7 @@ NOT_LANGUAGE = {
     "proposals/create.py": 1,  # a proposal file's fields
     "retrieval/approximate.py": 1,  # a saved graph's header
     "retrieval/lexical.py": 1,  # FTS5's operators
+    "retrieval/latest.py": 1,  # the names of a learned judgement's features
     "retrieval/lexical_pg.py": 1,  # a search's parameters
     "retrieval/relevance.py": 1,  # FTS5's operators
     "retrieval/results.py": 1,  # a hit's fields
