@@ -102,7 +102,6 @@ class _Statement:
 
     said: str  # what the user said (a turn's user part; a memory's content)
     speaker: str | None
-    vector: npt.NDArray[np.float32]  # of what was said
     similarity: float  # cosine to the question
     stated: bool  # it states something (not only asks or requests)
 
@@ -423,7 +422,7 @@ def _statement(
     scores: dense.VectorScores,
     stated: bool,
 ) -> _Statement:
-    return _Statement(said, speaker, vector, float(vector @ scores.query), stated)
+    return _Statement(said, speaker, float(vector @ scores.query), stated)
 
 
 def _row(scores: dense.VectorScores, seq: int) -> npt.NDArray[np.float32] | None:
