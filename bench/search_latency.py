@@ -53,6 +53,7 @@ from memory_core.brain.schema import FTS_TABLE, SCOPES, TRACE_TYPES
 from memory_core.embedders import make_embedder
 from memory_core.embeddings import store_vectors
 from memory_core.errors import ChannelUnavailable
+from memory_core.language.scripts import segmented
 from memory_core.retrieval.lexical import OVERFETCH
 from memory_core.retrieval.query_embedding import QueryEmbedder, SearchEmbedder, query_embedder_for
 from memory_core.textutil import STOPWORDS
@@ -105,7 +106,10 @@ BARE_INSERT_SQL = (
     "retrieval_count, metadata, sources, deleted, version) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1)"
 )
-BARE_FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) VALUES (?, ?, ?, '')"
+BARE_FTS_INSERT_SQL = (
+    f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) "
+    "VALUES (?, reverie_segmented(?), reverie_segmented(?), '')"
+)
 
 
 # -- synthetic data ------------------------------------------------------------
@@ -220,6 +224,8 @@ def bare_connect(path: Path, settings: Settings) -> sqlite3.Connection:
     conn.execute(f"PRAGMA synchronous = {settings.sqlite_synchronous}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+    # The index reads texts as the brain's own connections cut them.
+    conn.create_function("reverie_segmented", 1, segmented, deterministic=True)
     return conn
 
 

@@ -9,6 +9,7 @@ from functools import lru_cache
 import snowballstemmer
 
 from memory_core.language.lexicon import STOPWORDS
+from memory_core.language.scripts import segmented
 
 __all__ = ["STOPWORDS", "WORD_RE", "content_hash", "content_words", "stem", "words"]
 
@@ -16,8 +17,9 @@ WORD_RE = re.compile(r"\w+", re.UNICODE)
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens in order."""
-    return WORD_RE.findall(text.lower())
+    """Lower-cased word tokens in order; a run of a script written without spaces
+    ("我对花生过敏") as its pairs of characters, as the full-text index holds it."""
+    return WORD_RE.findall((segmented(text) or "").lower())
 
 
 def content_words(text: str) -> list[str]:

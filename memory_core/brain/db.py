@@ -46,6 +46,7 @@ from memory_core.brain.failures import wrap_errors
 from memory_core.brain.health import WriteHealth, after_write
 from memory_core.brain.postgresql import WRITE_LOCK, PgCursor, ensure_database, make_engine
 from memory_core.errors import BrainError, BrainNotFound, ConfigError
+from memory_core.language.scripts import segmented
 from memory_core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -237,6 +238,8 @@ def _make_engine(url: str, settings: Settings) -> Engine:
         # What tag expressions call (PostgreSQL has it from its migration); no regex
         # runs in the database (memory_core.retrieval.tagvocab matches them).
         dbapi_conn.create_function("reverie_number", 1, _number, deterministic=True)
+        # What the full-text index reads of a text (the migration 0020 made it read so).
+        dbapi_conn.create_function("reverie_segmented", 1, segmented, deterministic=True)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:

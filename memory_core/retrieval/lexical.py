@@ -31,6 +31,7 @@ from sqlalchemy.exc import OperationalError
 
 from memory_core.brain.db import raw_cursor
 from memory_core.brain.schema import FTS_TABLE, VOCAB_TABLE
+from memory_core.language.scripts import segmented
 from memory_core.retrieval import lexical_pg
 from memory_core.retrieval.ranking import FACT_COLUMNS, Facts
 from memory_core.settings import Settings
@@ -84,6 +85,8 @@ def rank(
     """
     words = words or counts
     context_weight = settings.search_context_weight
+    # A run of a script written without spaces is asked as the index holds it.
+    query = segmented(query) or ""
     if conn.dialect.name == "postgresql":
         return _rank_pg(conn, query, where, params, depth, settings, counts, words)
     bm25 = f"bm25({FTS_TABLE}, 1.0, 1.0, {float(context_weight)!r})"

@@ -40,19 +40,46 @@ from memory_core.traces.model import (
 
 # -- full-text index ---------------------------------------------------------
 
-_FTS_INSERT = text(
-    f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) "
-    "VALUES (:seq, :content, :tags, :context)"
-)
-_FTS_DELETE = text(
-    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, content, tags, context) "
-    "VALUES ('delete', :seq, :content, :tags, :context)"
-)
+
+# The index reads each text as memory_core.language.scripts cuts it.  SQLite's is
+# external content, read through the view that cuts (schema.INDEXED_VIEW): what is
+# inserted and deleted goes through the same function, so that a delete names exactly
+# what was inserted.  PostgreSQL's rows keep the texts as they are and build their
+# document through the same cut.
+def _texts(cut: bool, names: tuple[str, ...]) -> str:
+    return ", ".join(f"reverie_segmented({n})" if cut else n for n in names)
+
+
+_FTS_INSERT = {
+    cut: text(
+        f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) VALUES (:seq, "
+        f"{_texts(cut, (':content', ':tags', ':context'))})"
+    )
+    for cut in (True, False)
+}
+_FTS_DELETE = {
+    cut: text(
+        f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, content, tags, context) VALUES ('delete', "
+        f":seq, {_texts(cut, (':content', ':tags', ':context'))})"
+    )
+    for cut in (True, False)
+}
+_FTS_INSERT_SQL = {
+    cut: f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) "
+    f"VALUES (?, {_texts(cut, ('?', '?', '?'))})"
+    for cut in (True, False)
+}
+
+
+def _cuts(conn: Connection) -> bool:
+    """Whether the statements writing ``conn``'s index cut the texts themselves."""
+    return conn.dialect.name == "sqlite"
 
 
 def fts_insert(conn: Connection, seq: int, content: str, tags_json: str, context: str) -> None:
     conn.execute(
-        _FTS_INSERT, {"seq": seq, "content": content, "tags": tags_json, "context": context}
+        _FTS_INSERT[_cuts(conn)],
+        {"seq": seq, "content": content, "tags": tags_json, "context": context},
     )
 
 
@@ -70,7 +97,8 @@ def tags_rewritten(conn: Connection) -> None:
 def fts_delete(conn: Connection, seq: int, content: str, tags_json: str, context: str) -> None:
     """Remove an entry; the values must be exactly those that were indexed."""
     conn.execute(
-        _FTS_DELETE, {"seq": seq, "content": content, "tags": tags_json, "context": context}
+        _FTS_DELETE[_cuts(conn)],
+        {"seq": seq, "content": content, "tags": tags_json, "context": context},
     )
 
 
@@ -83,7 +111,6 @@ _INSERT_SQL = (
     "slot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1.0, 1.0, ?, ?, ?, 0, ?, ?, 0, 1, ?, ?, ?, ?, ?) "
     "RETURNING seq"
 )
-_FTS_INSERT_SQL = f"INSERT INTO {FTS_TABLE}(rowid, content, tags, context) VALUES (?, ?, ?, ?)"
 # The turn a new one follows: the stream's last one said and still active (a
 # deleted turn's words must not come back as the next one's context).
 _LAST_IN_STREAM_SQL = (
@@ -150,7 +177,7 @@ def insert_trace(conn: Connection, brain: Brain, item: NewTrace, now: float) -> 
                     item.slot,
                 ),
             ).fetchone()
-            cursor.execute(_FTS_INSERT_SQL, (seq, item.content, tags_json, context))
+            cursor.execute(_FTS_INSERT_SQL[_cuts(conn)], (seq, item.content, tags_json, context))
             if follower is not None:  # the turn said next now follows this one
                 after_seq, after_content, after_tags, after_context = follower
                 cursor.execute(_RELINK_SQL, (seq, item.content, after_seq))

@@ -165,8 +165,12 @@ def test_refusals_are_one_line_with_exit_codes(
 def test_doctor_finds_a_broken_index_and_exits_1(brain_arg: list[str], tmp_path: Path) -> None:
     import sqlite3
 
+    from memory_core.language.scripts import segmented
+
     ok_json(*brain_arg, "add", "indexed words")
     with sqlite3.connect(tmp_path / "brain.sqlite") as db:
+        # Another program on the file, with the function the index's trigger calls.
+        db.create_function("reverie_segmented", 1, segmented, deterministic=True)
         db.execute("UPDATE memory_traces SET content = 'changed behind the index'")
     r = memctl("--json", *brain_arg, "doctor")
     assert r.returncode == 1
