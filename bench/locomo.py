@@ -126,6 +126,13 @@ CONFIGS: dict[str, SearchConfig] = {
             **{**PLAIN_BM25, "embedder": "minilm"},
             search_vector_weight=1.0,
         ),
+        _config("e5", "defaults with the multilingual embedder", embedder="e5"),
+        _config(
+            "dense-e5",
+            "the vector channel alone, the multilingual embedder",
+            **{**PLAIN_BM25, "embedder": "e5"},
+            search_vector_weight=1.0,
+        ),
     )
 }
 # Always run, and the configuration every other one is compared with.

@@ -309,10 +309,12 @@ class Settings(BaseSettings):
     )
 
     # -- embeddings -------------------------------------------------------------
-    embedder: Literal["minilm", "openai", "stub", "none"] = Field(
+    embedder: Literal["minilm", "e5", "openai", "stub", "none"] = Field(
         "minilm",
-        description="minilm: local ONNX all-MiniLM-L6-v2 (offline); openai: an "
-        "OpenAI-compatible /embeddings endpoint; stub: deterministic test vectors; none.",
+        description="minilm: local ONNX all-MiniLM-L6-v2 (offline, English); e5: local "
+        "multilingual-e5-small (offline, about a hundred languages, several times the CPU); "
+        "openai: an OpenAI-compatible /embeddings endpoint; stub: deterministic test "
+        "vectors; none.",
     )
     embed_endpoints: list[str] = Field(
         default_factory=list,

@@ -1,4 +1,5 @@
-"""Embedders, chosen by name: ``minilm`` (local ONNX), ``openai``, ``stub``, ``none``.
+"""Embedders, chosen by name: ``minilm`` (local ONNX), ``e5`` (local, multilingual),
+``openai``, ``stub``, ``none``.
 
 Each provider's module is imported only when it is chosen, so choosing the
 stub or a remote endpoint never imports onnxruntime, and nothing here does
@@ -9,15 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory_core.embedders.base import Embedder, Vectors
+from memory_core.embedders.base import Embedder, QueryEmbedding, Vectors
 from memory_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from memory_core.settings import Settings
 
-__all__ = ["EMBEDDER_NAMES", "Embedder", "Vectors", "make_embedder"]
+__all__ = ["EMBEDDER_NAMES", "Embedder", "QueryEmbedding", "Vectors", "make_embedder"]
 
-EMBEDDER_NAMES = ("minilm", "openai", "stub", "none")
+EMBEDDER_NAMES = ("minilm", "e5", "openai", "stub", "none")
 
 
 def make_embedder(settings: Settings) -> Embedder | None:
@@ -36,6 +37,10 @@ def make_embedder(settings: Settings) -> Embedder | None:
         from memory_core.embedders.minilm import MiniLMEmbedder
 
         return MiniLMEmbedder.from_settings(settings)
+    if choice == "e5":
+        from memory_core.embedders.e5 import E5Embedder
+
+        return E5Embedder.from_settings(settings)
     if choice == "openai":
         from memory_core.embedders.openai import OpenAIEmbedder
 

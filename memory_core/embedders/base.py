@@ -24,3 +24,11 @@ class Embedder(Protocol):
     dim: int
 
     def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+@runtime_checkable
+class QueryEmbedding(Protocol):
+    """An embedder that reads a question otherwise than what is stored (E5's "query: "
+    and "passage: "): questions asked of memory go through :meth:`embed_queries`."""
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors: ...

@@ -10,7 +10,9 @@ the same way.  A single character between other text stands alone.
 
 :func:`segmented` is what the brain's full-text index reads, on SQLite (a function
 registered on each connection) and on PostgreSQL (:data:`POSTGRESQL`, the same cut
-written in PL/pgSQL); the two must agree character for character.
+written in PL/pgSQL); the two must agree character for character.  An index holds
+what the cut gave when each text was written, and a delete must name exactly that:
+a change to the cut comes with a migration that rebuilds the index.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import numpy as np
 import numpy.typing as npt
 
-from memory_core.embedders.base import Embedder
+from memory_core.embedders.base import Embedder, QueryEmbedding
 from memory_core.errors import ChannelUnavailable, InvalidArgument, ReverieError
 from memory_core.settings import Settings
 from memory_core.wellformed import check_text
@@ -95,7 +95,11 @@ class QueryEmbedder:
     def embed(self, query: str) -> Vector:
         """Embed now (on the calling thread); :class:`ChannelUnavailable` on any failure."""
         try:
-            vectors = self.embedder.embed([query])
+            embedder = self.embedder
+            if isinstance(embedder, QueryEmbedding):  # a question is read as one
+                vectors = embedder.embed_queries([query])
+            else:
+                vectors = embedder.embed([query])
             vector = np.asarray(vectors, dtype=np.float32).reshape(-1)
             if vector.shape != (self.dim,) or not np.isfinite(vector).all():
                 raise ChannelUnavailable(f"embedder {self.name} returned an unusable vector")

@@ -110,7 +110,7 @@ def test_a_listed_origin_gets_cors_and_others_do_not(tmp_path: Path) -> None:
     )
     workers = embedded(settings, threads=1)
     try:
-        with serving(api_app(workers)) as url, httpx.Client(base_url=url) as http:
+        with serving(api_app(workers)) as url, httpx.Client(base_url=url, timeout=60) as http:
             preflight = http.options(
                 "/v1/memories",
                 headers={

@@ -38,7 +38,9 @@ def _rest(served: Any) -> str:
 def test_rest_search_and_tools_answer_only_the_named_user(
     served: Any, two_users: dict[str, str]
 ) -> None:
-    with httpx.Client(base_url=_rest(served), headers={"x-reverie-user": "bob"}) as http:
+    with httpx.Client(
+        base_url=_rest(served), headers={"x-reverie-user": "bob"}, timeout=60
+    ) as http:
         for params in ({"q": "locker"}, {"q": "locker", "scope_id": "alice"}):
             ids = [h["id"] for h in http.get("/v1/search", params=params).json()["results"]]
             assert two_users["alice"] not in ids

@@ -42,7 +42,9 @@ def bob(request: pytest.FixtureRequest, served: Any) -> Iterator[httpx.Client]:
         headers = {"Authorization": f"Bearer {token}"}
     else:
         headers = {"X-Reverie-User": "bob"}
-    with httpx.Client(base_url=served.url.removesuffix("/mcp"), headers=headers) as http:
+    with httpx.Client(
+        base_url=served.url.removesuffix("/mcp"), headers=headers, timeout=60
+    ) as http:
         yield http
 
 
