@@ -331,12 +331,9 @@ FTS_TABLE = "memory_traces_fts"
 VOCAB_TABLE = "memory_traces_vocab"
 # What the full-text index reads of each trace: its texts with each run of a script
 # written without spaces cut into pairs of characters (memory_core.language.scripts;
-# ``reverie_segmented`` is registered on every SQLite connection).
+# ``reverie_segmented`` is registered on every SQLite connection); migration 0020
+# made the view.
 INDEXED_VIEW = "memory_traces_indexed"
-INDEXED_DDL = (
-    f"CREATE VIEW {INDEXED_VIEW} AS SELECT seq, reverie_segmented(content) AS content, "
-    "reverie_segmented(tags) AS tags, reverie_segmented(context) AS context FROM memory_traces"
-)
 
 FTS_DDL = (
     f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5("

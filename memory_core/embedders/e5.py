@@ -97,7 +97,7 @@ class E5Embedder:
                 raise EmbedderError(f"the multilingual embedding model failed: {e}") from e
             out[at : at + len(piece)] = np.asarray(vectors, dtype=np.float32).reshape(-1, DIM)
         if self.centred:
-            out -= _centre("query" if query else "passage")
+            out -= _centres()["query" if query else "passage"]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.where(norms > 0, norms, 1.0).astype(np.float32)
         return out
@@ -125,13 +125,9 @@ class E5Embedder:
             return self._model
 
 
-def _centre(kind: str) -> npt.NDArray[np.float32]:
-    """The shipped mean vector of stored texts ("passage") or of questions ("query")."""
-    return _centres()[kind]
-
-
 @cache
 def _centres() -> dict[str, npt.NDArray[np.float32]]:
+    """The shipped mean vectors of stored texts ("passage") and of questions ("query")."""
     try:
         with np.load(CENTRE) as saved:
             return {k: np.asarray(saved[k], dtype=np.float32) for k in ("passage", "query")}

@@ -51,11 +51,12 @@ def segmented(text: str | None) -> str | None:
     return _RUN.sub(_pairs, text)
 
 
-def _pg_class() -> str:
-    def escape(code: str) -> str:
-        return f"\\u{code}" if len(code) == 4 else f"\\U{int(code, 16):08X}"
+def _escape(code: str) -> str:
+    return f"\\u{code}" if len(code) == 4 else f"\\U{int(code, 16):08X}"
 
-    return "".join(f"{escape(a)}-{escape(b)}" for a, b in _RANGES)
+
+# The same ranges in PostgreSQL's regular expressions.
+_PG_CLASS = "".join(f"{_escape(a)}-{_escape(b)}" for a, b in _RANGES)
 
 
 # The same cut for a PostgreSQL brain's index (its migration creates it).
@@ -67,10 +68,10 @@ DECLARE
     piece text[];
     n integer;
 BEGIN
-    IF t !~ '[{_pg_class()}]' THEN
+    IF t !~ '[{_PG_CLASS}]' THEN
         RETURN t;
     END IF;
-    FOR piece IN SELECT regexp_matches(t, '([{_pg_class()}]+)|([^{_pg_class()}]+)', 'g') LOOP
+    FOR piece IN SELECT regexp_matches(t, '([{_PG_CLASS}]+)|([^{_PG_CLASS}]+)', 'g') LOOP
         IF piece[1] IS NULL THEN
             out := out || piece[2];
         ELSE

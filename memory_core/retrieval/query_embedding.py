@@ -38,6 +38,10 @@ class QueryEmbedder:
 
     def __init__(self, embedder: Embedder, retry_after_s: float, timeout_s: float) -> None:
         self.embedder = embedder
+        # A question is read as one where the model tells the two apart (E5).
+        self._embed = (
+            embedder.embed_queries if isinstance(embedder, QueryEmbedding) else embedder.embed
+        )
         self.retry_after_s = retry_after_s
         self.timeout_s = timeout_s
         self._lock = threading.Lock()
@@ -95,11 +99,7 @@ class QueryEmbedder:
     def embed(self, query: str) -> Vector:
         """Embed now (on the calling thread); :class:`ChannelUnavailable` on any failure."""
         try:
-            embedder = self.embedder
-            if isinstance(embedder, QueryEmbedding):  # a question is read as one
-                vectors = embedder.embed_queries([query])
-            else:
-                vectors = embedder.embed([query])
+            vectors = self._embed([query])
             vector = np.asarray(vectors, dtype=np.float32).reshape(-1)
             if vector.shape != (self.dim,) or not np.isfinite(vector).all():
                 raise ChannelUnavailable(f"embedder {self.name} returned an unusable vector")
